@@ -1,0 +1,68 @@
+"""Diagnostics: what every rule and loader reports, and its JSON contract."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any
+
+from .model.graph import SourceLocation
+
+
+class Severity(str, Enum):
+    ERROR = "error"
+    WARNING = "warning"
+    INFO = "info"
+
+    @property
+    def rank(self) -> int:
+        return {"error": 3, "warning": 2, "info": 1}[self.value]
+
+    @classmethod
+    def parse(cls, text: str) -> "Severity":
+        try:
+            return cls(text.lower())
+        except ValueError:
+            raise ValueError(f"unknown severity {text!r} (expected error, warning or info)") from None
+
+
+#: How many node names a message lists before it says "and N more".
+MAX_LISTED = 10
+
+
+def list_names(names, limit: int = MAX_LISTED) -> str:
+    names = list(names)
+    shown = ", ".join(names[:limit])
+    return shown if len(names) <= limit else f"{shown} and {len(names) - limit} more"
+
+
+@dataclass(slots=True)
+class Diagnostic:
+    code: str
+    rule: str
+    severity: Severity
+    message: str
+    node: str | None = None
+    related_nodes: list[str] = field(default_factory=list)
+    location: SourceLocation | None = None   #: Python file:line that created the node
+    model: str = ""                          #: model path as given by the user
+    file: str = ""                           #: file holding the model (for SARIF/GitHub)
+    file_line: int | None = None             #: line in that file, where known (text models)
+
+    def to_json(self) -> dict[str, Any]:
+        """The stable JSON object (``check --format json`` and ``place --format json``)."""
+        return {
+            "code": self.code,
+            "rule": self.rule,
+            "severity": self.severity.value,
+            "node": self.node,
+            "related_nodes": list(self.related_nodes),
+            "message": self.message,
+            "location": None if self.location is None else {
+                "file": self.location.file, "line": self.location.line,
+            },
+        }
+
+    @property
+    def sort_key(self):
+        return (self.model, -self.severity.rank, self.code, self.node or "", self.message)

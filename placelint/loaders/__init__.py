@@ -1,0 +1,145 @@
+"""Loaders: model files -> ``RawModel`` (the GraphDef to analyse plus what locates its nodes).
+
+Kept apart from analysis: nothing here knows about placement or rules. Supported:
+GraphDef (binary ``.pb`` / text ``.pbtxt``), MetaGraphDef (``.meta``, binary or text),
+SavedModel directories (``saved_model.pb`` / ``saved_model.pbtxt``).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..proto import GraphDef
+from .debuginfo import DebugInfo
+from .discover import CHUNKED_SAVED_MODEL, SAVED_MODEL_FILES, ModelRef, discover
+from .read import GRAPHDEF, METAGRAPH, SAVEDMODEL, DEFAULT_MAX_TEXT_BYTES, LoadError, read_model_file
+
+__all__ = ["LoadOptions", "RawModel", "LoadError", "ModelRef", "discover", "load_raw"]
+
+DEFAULT_TAG = "serve"
+DEFAULT_SIGNATURE = "serving_default"
+
+
+@dataclass
+class LoadOptions:
+    tag: str | None = None            #: MetaGraph tag (default: serve, or the only one)
+    signature: str | None = None      #: signature entry point (default: serving_default)
+    whole_graph: bool = False         #: analyse everything, incl. save/restore functions
+    max_text_bytes: int = DEFAULT_MAX_TEXT_BYTES
+
+
+@dataclass
+class RawModel:
+    ref: ModelRef
+    file: Path                        #: the file holding the graph
+    format: str                       #: human-readable format, e.g. "GraphDef (text)"
+    graph_def: GraphDef
+    entry: str = "whole graph"        #: what part of the model is analysed
+    outputs: list[str] | None = None  #: tensors to keep (signature outputs); None = all
+    debug_info: DebugInfo | None = None
+    node_lines: dict[str, int] = field(default_factory=dict)  #: node -> line (text files)
+
+
+def load_raw(ref: ModelRef, options: LoadOptions | None = None) -> RawModel:
+    """Read one model. Raises ``LoadError`` with a rule code and a user-facing message."""
+    options = options or LoadOptions()
+    if ref.kind == "missing":
+        raise LoadError("PL001", "no such file or directory")
+    if ref.kind == SAVEDMODEL:
+        return _load_saved_model(ref, options)
+    parsed = read_model_file(ref.path, expect=ref.kind, max_text_bytes=options.max_text_bytes)
+    text = parsed.text is not None
+    if parsed.kind == GRAPHDEF:
+        raw = RawModel(ref, ref.path, f"GraphDef ({'text' if text else 'binary'})", parsed.message)
+    elif parsed.kind == METAGRAPH:
+        raw = _from_metagraph(ref, ref.path, parsed.message, options,
+                              f"MetaGraphDef ({'text' if text else 'binary'})")
+    else:
+        raw = _from_saved_model_message(ref, ref.path, parsed.message, options,
+                                        f"SavedModel ({'text' if text else 'binary'})")
+    if text:
+        raw.node_lines = node_lines(parsed.text)
+    return raw
+
+
+def _load_saved_model(ref: ModelRef, options: LoadOptions) -> RawModel:
+    root = ref.path
+    for fname in SAVED_MODEL_FILES:
+        if (root / fname).is_file():
+            break
+    else:
+        if (root / CHUNKED_SAVED_MODEL).is_file():
+            raise LoadError("PL002", "unsupported format: chunked SavedModel (saved_model.cpb, "
+                                     "written for models over 2 GiB) is not supported yet")
+        raise LoadError("PL001", "SavedModel directory has no saved_model.pb or saved_model.pbtxt")
+    path = root / fname
+    parsed = read_model_file(path, expect=SAVEDMODEL, max_text_bytes=options.max_text_bytes)
+    if parsed.kind != SAVEDMODEL:
+        raise LoadError("PL001", f"{fname} does not hold a SavedModel (it parses as a {parsed.kind})")
+    raw = _from_saved_model_message(ref, path, parsed.message, options, "SavedModel")
+    dbg = root / "debug" / "saved_model_debug_info.pb"
+    if dbg.is_file():
+        raw.debug_info = DebugInfo.read(dbg)
+    if parsed.text is not None:
+        raw.node_lines = node_lines(parsed.text)
+    return raw
+
+
+def _from_saved_model_message(ref, path, saved_model, options, fmt) -> RawModel:
+    metas = list(saved_model.meta_graphs)
+    if not metas:
+        raise LoadError("PL001", "SavedModel holds no MetaGraph")
+    tag = options.tag
+    if tag is None:
+        chosen = [m for m in metas if DEFAULT_TAG in m.meta_info_def.tags] or (
+            metas if len(metas) == 1 else [])
+    else:
+        wanted = set(tag.split(","))
+        chosen = [m for m in metas if wanted <= set(m.meta_info_def.tags)]
+    if not chosen:
+        tag_sets = "; ".join(",".join(m.meta_info_def.tags) or "(no tags)" for m in metas)
+        raise LoadError("PL006", f"no MetaGraph with tag '{tag or DEFAULT_TAG}'; available tag "
+                                 f"sets: {tag_sets} (choose one with --tag)")
+    meta = chosen[0]
+    tags = ",".join(meta.meta_info_def.tags)
+    return _from_metagraph(ref, path, meta, options, f"{fmt}, tags {tags or '(none)'}")
+
+
+def _from_metagraph(ref, path, meta, options, fmt) -> RawModel:
+    raw = RawModel(ref, path, fmt, meta.graph_def)
+    if options.whole_graph:
+        raw.entry = "whole graph (--whole-graph)"
+        return raw
+    sigs = meta.signature_def
+    name = options.signature
+    if name is None:
+        if DEFAULT_SIGNATURE in sigs:
+            name = DEFAULT_SIGNATURE
+        elif len(sigs) == 1:
+            name = next(iter(sigs))
+        else:
+            return raw   # no signatures: the whole graph is the model
+    if name not in sigs:
+        available = ", ".join(sorted(sigs)) or "none"
+        raise LoadError("PL006", f"no signature '{name}' (available: {available}; choose one "
+                                 "with --signature, or analyse everything with --whole-graph)")
+    sig = sigs[name]
+    raw.outputs = [t.name for _, t in sorted(sig.outputs.items()) if t.name]
+    raw.entry = f"signature '{name}'"
+    return raw
+
+
+_NODE_NAME = re.compile(r'^\s*node\s*\{\s*\n?\s*name:\s*"((?:[^"\\]|\\.)*)"', re.M)
+
+
+def node_lines(text: str) -> dict[str, int]:
+    """Line (1-based) of each top-level node's ``name:`` in a text-format model."""
+    lines: dict[str, int] = {}
+    line, pos = 1, 0
+    for m in _NODE_NAME.finditer(text):
+        line += text.count("\n", pos, m.start(1))
+        pos = m.start(1)
+        lines.setdefault(m.group(1), line)
+    return lines

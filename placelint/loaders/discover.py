@@ -1,0 +1,93 @@
+"""Which models a list of command-line paths names.
+
+A SavedModel directory (holding ``saved_model.pb``, ``saved_model.pbtxt`` or the chunked
+``saved_model.cpb``) is one model; any other GraphDef/MetaGraphDef file is one model.
+Directories are walked recursively; files inside a SavedModel directory, and files whose
+extension is not a model extension, are skipped. A file named explicitly is always tried,
+whatever its extension (the format is detected from its content).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from .read import GRAPHDEF, METAGRAPH, SAVEDMODEL
+
+SAVED_MODEL_FILES = ("saved_model.pb", "saved_model.pbtxt")
+CHUNKED_SAVED_MODEL = "saved_model.cpb"
+MODEL_EXTENSIONS = {".pb": GRAPHDEF, ".pbtxt": GRAPHDEF, ".pbtext": GRAPHDEF,
+                    ".graphdef": GRAPHDEF, ".meta": METAGRAPH}
+
+
+@dataclass(frozen=True)
+class ModelRef:
+    """One model to analyse: ``path`` is a file, or a SavedModel directory."""
+
+    path: Path
+    kind: str   #: GRAPHDEF / METAGRAPH (the extension's guess), SAVEDMODEL, or "missing"
+
+    @property
+    def display(self) -> str:
+        return str(self.path)
+
+
+def is_saved_model_dir(path: Path) -> bool:
+    return any((path / f).is_file() for f in (*SAVED_MODEL_FILES, CHUNKED_SAVED_MODEL))
+
+
+def saved_model_root(path: Path) -> Path | None:
+    """The SavedModel directory a file belongs to (``saved_model.pb``, ``variables/...``)."""
+    for parent in [path.parent, *path.parent.parents][:4]:
+        if is_saved_model_dir(parent):
+            return parent
+    return None
+
+
+def discover(paths: list[str | Path]) -> list[ModelRef]:
+    """Expand command-line paths into models, in a stable order, without duplicates."""
+    refs: list[ModelRef] = []
+    seen: set[Path] = set()
+
+    def add(ref: ModelRef):
+        key = ref.path.resolve() if ref.path.exists() else ref.path
+        if key not in seen:
+            seen.add(key)
+            refs.append(ref)
+
+    for raw in paths:
+        path = Path(raw)
+        if path.is_dir():
+            if is_saved_model_dir(path):
+                add(ModelRef(path, SAVEDMODEL))
+                continue
+            for ref in _walk(path):
+                add(ref)
+        elif path.is_file():
+            if path.name in (*SAVED_MODEL_FILES, CHUNKED_SAVED_MODEL):
+                add(ModelRef(path.parent, SAVEDMODEL))
+            else:
+                add(ModelRef(path, MODEL_EXTENSIONS.get(path.suffix.lower(), GRAPHDEF)))
+        else:
+            add(ModelRef(path, "missing"))
+    return refs
+
+
+def _walk(root: Path):
+    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
+        dirnames.sort()
+        here = Path(dirpath)
+        keep = []
+        for d in dirnames:
+            if d.startswith(".") or d in ("__pycache__", "node_modules"):
+                continue
+            if is_saved_model_dir(here / d):
+                yield ModelRef(here / d, SAVEDMODEL)
+            else:
+                keep.append(d)
+        dirnames[:] = keep
+        for f in sorted(filenames):
+            kind = MODEL_EXTENSIONS.get(Path(f).suffix.lower())
+            if kind is not None:
+                yield ModelRef(here / f, kind)

@@ -1,0 +1,172 @@
+"""Reading model files into TensorFlow protobufs, format detected from content.
+
+Only protobuf parsing happens here: no TensorFlow, nothing of the model is executed.
+Every failure is a ``LoadError`` with a stable code and a message a user can act on.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from google.protobuf import message as pb_message
+from google.protobuf import text_format
+
+from ..proto import GraphDef, MetaGraphDef, SavedModel
+
+#: protobuf refuses messages over 2 GiB; checked by size before reading.
+PROTOBUF_LIMIT = 2**31 - 1
+#: protobuf's text parser is pure Python (~20 s per 100k nodes): text models above this
+#: size are refused unless the limit is raised (``--max-text-size``).
+DEFAULT_MAX_TEXT_BYTES = 64 * 2**20
+#: text_format has no depth cap by default and dies with RecursionError on deep nesting.
+TEXT_MAX_DEPTH = 100
+
+LFS_POINTER = b"version https://git-lfs.github.com/spec/"
+
+GRAPHDEF, METAGRAPH, SAVEDMODEL = "graphdef", "metagraph", "savedmodel"
+
+_TEXT_KEYS = {
+    GRAPHDEF: ("node", "library", "versions", "version"),
+    METAGRAPH: ("meta_info_def", "graph_def", "saver_def", "collection_def", "signature_def",
+                "asset_file_def", "object_graph_def"),
+    SAVEDMODEL: ("saved_model_schema_version", "meta_graphs"),
+}
+_CLASSES = {GRAPHDEF: GraphDef, METAGRAPH: MetaGraphDef, SAVEDMODEL: SavedModel}
+
+
+class LoadError(Exception):
+    """A model that cannot be read. ``code`` is a loader rule code (PL001/PL002)."""
+
+    def __init__(self, code: str, message: str):
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+@dataclass
+class ParsedFile:
+    path: Path
+    kind: str                   #: GRAPHDEF, METAGRAPH or SAVEDMODEL
+    message: object             #: the parsed protobuf
+    text: str | None = None     #: the file's text for text-format files (for line numbers)
+
+
+def read_model_file(path: Path, *, expect: str | None = None,
+                    max_text_bytes: int = DEFAULT_MAX_TEXT_BYTES) -> ParsedFile:
+    """Read and parse one model file; ``expect`` is the kind the name suggests."""
+    try:
+        size = path.stat().st_size
+    except OSError as exc:
+        raise LoadError("PL001", f"cannot read file: {exc.strerror or exc}") from None
+    if size > PROTOBUF_LIMIT:
+        raise LoadError("PL001", f"file is {size / 2**30:.1f} GiB; protobuf cannot parse messages "
+                                 "over 2 GiB, so TensorFlow cannot load it either")
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(4096)
+            if head.startswith(LFS_POINTER):
+                raise LoadError("PL001", "this is a Git LFS pointer file, not the model: run "
+                                         "`git lfs pull` to fetch the real file")
+            if _looks_like_text(head):
+                if size > max_text_bytes:
+                    raise LoadError("PL001", f"text model is {size / 2**20:.0f} MiB, over the "
+                                             f"{max_text_bytes / 2**20:.0f} MiB limit for text "
+                                             "parsing (raise it with --max-text-size, or convert "
+                                             "the model to binary .pb)")
+                data = head + fh.read()
+                return _parse_text(path, data, expect)
+            data = head + fh.read()
+    except OSError as exc:
+        raise LoadError("PL001", f"cannot read file: {exc.strerror or exc}") from None
+    return _parse_binary(path, data, expect)
+
+
+def _looks_like_text(head: bytes) -> bool:
+    if not head:
+        return False
+    try:
+        text = head.decode("utf-8")
+    except UnicodeDecodeError:
+        # a multi-byte character cut at the 4096-byte boundary
+        try:
+            text = head[:-4].decode("utf-8")
+        except UnicodeDecodeError:
+            return False
+    stripped = text.lstrip()
+    if not stripped:
+        return False
+    first = stripped.split(None, 1)[0].rstrip("{:")
+    known = any(first in keys for keys in _TEXT_KEYS.values()) or stripped.startswith("#")
+    return known and all(c.isprintable() or c in "\n\r\t" for c in text)
+
+
+def _text_kind(text: str) -> str | None:
+    for line in text.splitlines():
+        s = line.strip()
+        if not s or s.startswith("#"):
+            continue
+        key = s.split(None, 1)[0].rstrip("{:")
+        for kind, keys in _TEXT_KEYS.items():
+            if key in keys:
+                return kind
+        return None
+    return None
+
+
+def _parse_text(path: Path, data: bytes, expect: str | None) -> ParsedFile:
+    text = data.decode("utf-8", errors="replace")
+    kind = _text_kind(text) or expect or GRAPHDEF
+    msg = _CLASSES[kind]()
+    try:
+        text_format.Parse(text, msg, allow_unknown_field=False,
+                          max_recursion_depth=TEXT_MAX_DEPTH)
+    except text_format.ParseError as exc:
+        raise LoadError("PL001", f"not a valid text-format {_label(kind)}: {exc}") from None
+    except RecursionError:
+        raise LoadError("PL001", "text model is nested too deeply to parse") from None
+    except (pb_message.Error, ValueError, UnicodeError) as exc:
+        raise LoadError("PL001", f"not a valid text-format {_label(kind)}: {exc}") from None
+    return ParsedFile(path, kind, msg, text)
+
+
+def _parse_binary(path: Path, data: bytes, expect: str | None) -> ParsedFile:
+    if not data:
+        raise LoadError("PL001", "file is empty")
+    order = [expect] if expect else []
+    order += [k for k in (GRAPHDEF, METAGRAPH, SAVEDMODEL) if k not in order]
+    first_error = None
+    for kind in order:
+        msg = _CLASSES[kind]()
+        try:
+            msg.ParseFromString(data)
+        except (pb_message.DecodeError, pb_message.Error, RecursionError, ValueError) as exc:
+            first_error = first_error or exc
+            continue
+        if _plausible(kind, msg):
+            return ParsedFile(path, kind, msg)
+    detail = f" ({first_error})" if first_error else ""
+    raise LoadError("PL001", "not a GraphDef, MetaGraphDef or SavedModel: the file is corrupt, "
+                             f"truncated, or another format{detail}")
+
+
+def _plausible(kind: str, msg) -> bool:
+    """Binary protobufs of other types often parse 'successfully' as garbage: check that the
+    message has the shape of its kind."""
+    if kind == GRAPHDEF:
+        return bool(msg.node or msg.library.function) and all(n.op and n.name for n in msg.node)
+    if kind == METAGRAPH:
+        return msg.HasField("graph_def") and _plausible(GRAPHDEF, msg.graph_def)
+    return len(msg.meta_graphs) > 0 and all(_plausible(METAGRAPH, m) for m in msg.meta_graphs)
+
+
+def _label(kind: str) -> str:
+    return {GRAPHDEF: "GraphDef", METAGRAPH: "MetaGraphDef", SAVEDMODEL: "SavedModel"}[kind]
+
+
+def file_size(path: Path) -> int:
+    try:
+        return os.stat(path).st_size
+    except OSError:
+        return -1

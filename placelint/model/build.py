@@ -1,0 +1,376 @@
+"""GraphDef (+ function library) -> ``Graph``.
+
+Function calls are expanded the way TF's function inlining does it
+(``InlineFunctionBody``): a direct call (op = function name) or a
+(Stateful)PartitionedCall node ``c`` is replaced by its body, whose nodes are named
+``c/<node>``; each input argument becomes an ``_Arg`` node ``c/<arg>`` fed by the call's
+input, each output a ``_Retval`` node ``c/<output>`` that feeds the call's consumers;
+control inputs of the call reach the body through a NoOp ``c/input_control_node`` and
+control consumers wait on a NoOp ``c/output_control_node``. Body nodes with no device
+inherit the call's device (TF's multi-device function runtime uses the call's device as
+the default); explicit body devices are kept.
+
+Functional control flow (If/StatelessIf, While/StatelessWhile, Case/StatelessCase) keeps
+its node; each branch/body is added as ``n/<branch>/<node>``, fed from the op's inputs,
+and finishes into the op through control edges, so its ops are analysed (and marked with
+``Node.loop`` inside While bodies).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..diagnostics import Diagnostic, Severity
+from ..opdb import get_opdb
+from ..proto import GraphDef, NodeDef
+from .devices import parse_device
+from .graph import Edge, Graph, Node
+from .shapes import static_output_shapes
+
+DT_RESOURCE = 20
+CALL_OPS = ("PartitionedCall", "StatefulPartitionedCall")
+CONTROL_FLOW_FUNCS = {
+    "If": ("then_branch", "else_branch"), "StatelessIf": ("then_branch", "else_branch"),
+    "While": ("cond", "body"), "StatelessWhile": ("cond", "body"),
+    "Case": ("branches",), "StatelessCase": ("branches",),
+}
+#: Expansion stops (with a diagnostic) beyond this many nodes: a library whose functions
+#: call each other many times over can blow up exponentially.
+MAX_EXPANDED_NODES = 4_000_000
+
+
+@dataclass
+class BuildResult:
+    graph: Graph
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    #: call outputs replaced by expansion: (call, slot) -> (_Retval node, 0)
+    alias: dict[tuple[str, int], tuple[str, int]] = field(default_factory=dict)
+
+    def resolve_tensor(self, tensor: str) -> str | None:
+        """The graph node that produces ``tensor`` (``name:k``) after expansion."""
+        name, slot = parse_input(tensor)
+        slot = max(slot, 0)
+        while (name, slot) in self.alias:
+            name, slot = self.alias[(name, slot)]
+        return name if name in self.graph.nodes else None
+
+
+def _diag(code: str, rule: str, message: str, node: str | None = None,
+          related=(), severity=Severity.ERROR) -> Diagnostic:
+    return Diagnostic(code=code, rule=rule, severity=severity, message=message, node=node,
+                      related_nodes=list(related))
+
+
+def parse_input(ref: str) -> tuple[str, int]:
+    """``name:k`` -> (name, k); ``name`` -> (name, 0); ``^name`` -> (name, -1).
+
+    Returns slot -2 for an unparsable output index.
+    """
+    if ref.startswith("^"):
+        return ref[1:], -1
+    name, sep, idx = ref.rpartition(":")
+    if not sep:
+        return ref, 0
+    if idx.isdigit():
+        return name, int(idx)
+    return ref, -2
+
+
+class _Builder:
+    def __init__(self, graph_def: GraphDef, name: str):
+        self.graph = Graph(name)
+        self.diags: list[Diagnostic] = []
+        self.library = {f.signature.name: f for f in graph_def.library.function}
+        self.opdb = get_opdb()
+        # (node name, slot) -> real (node, slot) for call outputs replaced by _Retval nodes
+        self.alias: dict[tuple[str, int], tuple[str, int]] = {}
+        self.control_alias: dict[str, str] = {}
+        # pending edges: (src, slot, dst, dst_slot, original text) resolved after expansion
+        self.pending: list[tuple[str, int, str, int, str]] = []
+        self.input_types: dict[str, list[int] | None] = {}
+        self.budget_exhausted = False
+        # expanded body node name -> its NodeDef (to resolve ``node:out_arg:idx`` inputs)
+        self._body_nodedefs: dict[str, NodeDef] = {}
+
+    # -- nodes -------------------------------------------------------------------
+    def add_nodedef(self, nd: NodeDef, *, name: str, device: str, function: str, call_site: str,
+                    loop: str, resolve, stack: tuple[str, ...]):
+        if name in self.graph.nodes:
+            self.diags.append(_diag("PL005", "invalid-graph",
+                                    f"duplicate node name '{name}': TensorFlow refuses the graph "
+                                    f"('Node name contains invalid characters' / 'Duplicate node "
+                                    f"name in graph: {name}')", node=name))
+            return
+        if len(self.graph.nodes) >= MAX_EXPANDED_NODES:
+            if not self.budget_exhausted:
+                self.budget_exhausted = True
+                self.diags.append(_diag("PL002", "unsupported-format",
+                                        f"function expansion stopped at {MAX_EXPANDED_NODES} nodes; "
+                                        "the rest of the model is not analysed", node=name))
+            return
+        op = nd.op
+        fname = self._called_function(nd)
+        if fname is not None:
+            if self._expand_call(nd, name, fname, device, function, call_site, loop, resolve, stack):
+                return
+        node = self.graph.add_node(Node(
+            name=name, op=op, device=device, spec=parse_device(device), attrs=nd.attr,
+            function=function, call_site=call_site, loop=loop))
+        self._add_inputs(node, nd.input, resolve)
+        if op in CONTROL_FLOW_FUNCS:
+            self._attach_bodies(nd, node, device, function, loop, resolve, stack)
+
+    def _called_function(self, nd: NodeDef) -> str | None:
+        if nd.op in CALL_OPS:
+            return nd.attr["f"].func.name if "f" in nd.attr else ""
+        if nd.op in self.library:
+            return nd.op
+        return None
+
+    def _add_inputs(self, node: Node, inputs, resolve):
+        slot = 0
+        seen_control = False
+        for ref in inputs:
+            src, src_slot, text = resolve(ref)
+            if src_slot == -1:
+                seen_control = True
+                self.pending.append((src, -1, node.name, -1, text))
+                continue
+            if seen_control:
+                self.diags.append(_diag("PL005", "invalid-graph",
+                                        f"node '{node.name}' lists data input '{text}' after a "
+                                        "control input; TensorFlow refuses such a NodeDef",
+                                        node=node.name))
+            self.pending.append((src, src_slot, node.name, slot, text))
+            slot += 1
+
+    # -- functions ---------------------------------------------------------------
+    def _expand_call(self, nd, name, fname, device, function, call_site, loop, resolve, stack) -> bool:
+        fdef = self.library.get(fname)
+        if fdef is None:
+            self.diags.append(_diag("PL004", "missing-function",
+                                    f"node '{name}' calls function '{fname}', which is not in the "
+                                    "graph's function library; its body cannot be analysed",
+                                    node=name))
+            return False
+        if fname in stack:
+            chain = " -> ".join((*stack[stack.index(fname):], fname))
+            self.diags.append(_diag("PL003", "recursive-function",
+                                    f"function '{fname}' calls itself ({chain}); TensorFlow cannot "
+                                    "place recursive functions (UNIMPLEMENTED), and the call is "
+                                    "analysed as an opaque node", node=name))
+            return False
+        prefix = name + "/"
+        sig = fdef.signature
+        self._body_nodedefs.update({prefix + n.name: n for n in fdef.node_def})
+        body_stack = (*stack, fname)
+        data_refs = [r for r in nd.input if not r.startswith("^")]
+        control_refs = [r for r in nd.input if r.startswith("^")]
+        taken = {n.name for n in fdef.node_def}
+
+        def unique(base: str) -> str:
+            return base if base not in taken else base + "_0"
+
+        arg_nodes: dict[str, str] = {}
+        entry_control = None
+        if control_refs:
+            entry_control = prefix + "input_control_node"
+            ctl = self.graph.add_node(Node(name=entry_control, op="NoOp", device=device,
+                                           spec=parse_device(device), function=fname,
+                                           call_site=name, loop=loop))
+            self._add_inputs(ctl, control_refs, resolve)
+        for i, arg in enumerate(sig.input_arg):
+            arg_name = prefix + unique(arg.name)
+            arg_nodes[arg.name] = arg_name
+            dtype = arg.type or _attr_type(nd, arg.type_attr)
+            node = self.graph.add_node(Node(
+                name=arg_name, op="_Arg", device=device, spec=parse_device(device),
+                function=fname, call_site=name, loop=loop,
+                output_dtypes=[dtype] if dtype else None))
+            self.input_types[arg_name] = [dtype] if dtype else None
+            if i < len(data_refs):
+                self._add_inputs(node, [data_refs[i]], resolve)
+            else:
+                self.diags.append(_diag("PL005", "invalid-graph",
+                                        f"call '{name}' passes {len(data_refs)} inputs but "
+                                        f"function '{fname}' takes {len(sig.input_arg)}",
+                                        node=name))
+            if entry_control:
+                self.pending.append((entry_control, -1, arg_name, -1, "^" + entry_control))
+
+        body_resolve = self._function_resolver(prefix, arg_nodes)
+        for body in fdef.node_def:
+            self.add_nodedef(body, name=prefix + body.name, device=body.device or device,
+                             function=fname, call_site=name, loop=loop,
+                             resolve=body_resolve, stack=body_stack)
+            if entry_control and not body.input:
+                self.pending.append((entry_control, -1, prefix + body.name, -1, "^" + entry_control))
+
+        ret_nodes = []
+        for i, out in enumerate(sig.output_arg):
+            ret_name = prefix + unique(out.name)
+            dtype = out.type or _attr_type(nd, out.type_attr)
+            node = self.graph.add_node(Node(
+                name=ret_name, op="_Retval", device=device, spec=parse_device(device),
+                function=fname, call_site=name, loop=loop,
+                output_dtypes=[dtype] if dtype else None))
+            self.input_types[ret_name] = [dtype] if dtype else None
+            ref = fdef.ret.get(out.name)
+            if ref is not None:
+                self._add_inputs(node, [ref], body_resolve)
+            self.alias[(name, i)] = (ret_name, 0)
+            ret_nodes.append(ret_name)
+        exit_control = prefix + "output_control_node"
+        self.graph.add_node(Node(name=exit_control, op="NoOp", device=device,
+                                 spec=parse_device(device), function=fname, call_site=name,
+                                 loop=loop))
+        for r in ret_nodes:
+            self.pending.append((r, -1, exit_control, -1, "^" + r))
+        for ctl in fdef.control_ret.values():
+            self.pending.append((prefix + ctl, -1, exit_control, -1, "^" + ctl))
+        self.control_alias[name] = exit_control
+        return True
+
+    def _function_resolver(self, prefix: str, arg_nodes: dict[str, str]):
+        opdb = self.opdb
+        library = self.library
+        builder = self
+
+        def resolve(ref: str):
+            if ref.startswith("^"):
+                return prefix + ref[1:], -1, ref
+            parts = ref.split(":")
+            if len(parts) == 1 or (len(parts) == 2 and parts[0] in arg_nodes):
+                if parts[0] in arg_nodes:
+                    return arg_nodes[parts[0]], 0, ref
+                return prefix + parts[0], 0, ref
+            if len(parts) == 3 and parts[2].isdigit():
+                src, out_arg, idx = parts[0], parts[1], int(parts[2])
+                start = builder._output_arg_start(prefix + src, src, out_arg, opdb, library)
+                if start is None:
+                    return prefix + src, -2, ref
+                return prefix + src, start + idx, ref
+            return prefix + ref, -2, ref
+
+        return resolve
+
+    def _output_arg_start(self, full_name: str, body_name: str, out_arg: str, opdb, library):
+        nd = self._body_nodedefs.get(full_name)
+        if nd is None:
+            return None
+        fname = self._called_function(nd)
+        if fname and fname in library and nd.op not in CALL_OPS:
+            names = [a.name for a in library[fname].signature.output_arg]
+            return names.index(out_arg) if out_arg in names else None
+        info = opdb.op(nd.op)
+        if info is None:
+            return 0 if out_arg == "output" else None
+        ranges = info.output_ranges(nd.attr)
+        if ranges is None or out_arg not in ranges:
+            return None
+        return ranges[out_arg][0]
+
+    def _attach_bodies(self, nd, node: Node, device, function, loop, resolve, stack):
+        data_refs = [r for r in nd.input if not r.startswith("^")]
+        is_while = nd.op in ("While", "StatelessWhile")
+        skip = 0 if is_while else 1   # If/Case: input 0 is the predicate / branch index
+        funcs: list[tuple[str, str]] = []
+        for attr in CONTROL_FLOW_FUNCS[nd.op]:
+            if attr not in nd.attr:
+                continue
+            value = nd.attr[attr]
+            if value.HasField("func"):
+                funcs.append((attr, value.func.name))
+            else:
+                funcs += [(f"{attr}_{i}", f.name) for i, f in enumerate(value.list.func)]
+        for label, fname in funcs:
+            call = NodeDef(name=f"{node.name}/{label}", op=fname, device=nd.device)
+            call.input.extend(data_refs[skip:])
+            for k, v in nd.attr.items():
+                if k in ("T", "Tin", "Tout"):
+                    call.attr[k].CopyFrom(v)
+            fdef = self.library.get(fname)
+            if fdef is None:
+                self.diags.append(_diag("PL004", "missing-function",
+                                        f"node '{node.name}' refers to function '{fname}', which "
+                                        "is not in the graph's function library", node=node.name))
+                continue
+            self.add_nodedef(call, name=call.name, device=device, function=function,
+                             call_site=node.name, loop=node.name if is_while else loop,
+                             resolve=resolve, stack=stack)
+            exit_name = self.control_alias.get(call.name)
+            if exit_name:
+                self.pending.append((exit_name, -1, node.name, -1, "^" + exit_name))
+
+    # -- edges -------------------------------------------------------------------
+    def finish(self) -> BuildResult:
+        nodes = self.graph.nodes
+        for src, slot, dst, dst_slot, text in self.pending:
+            if slot == -1:
+                src = self.control_alias.get(src, src)
+            else:
+                while (src, slot) in self.alias:
+                    src, slot = self.alias[(src, slot)]
+            if dst not in nodes:
+                continue
+            if slot == -2:
+                self.diags.append(_diag("PL005", "invalid-graph",
+                                        f"node '{dst}' has an unreadable input '{text}'", node=dst))
+                continue
+            if src not in nodes:
+                self.diags.append(_diag("PL005", "invalid-graph",
+                                        f"node '{dst}' has input '{text}', but no node '{src}' "
+                                        "exists (TensorFlow: 'Node ... has inputs from missing "
+                                        "node')", node=dst))
+                continue
+            self.graph.add_edge(Edge(src, slot, dst, dst_slot))
+        self._type_edges()
+        return BuildResult(self.graph, self.diags, self.alias)
+
+    def _type_edges(self):
+        opdb = self.opdb
+        for node in self.graph.nodes.values():
+            info = opdb.op(node.op)
+            if node.output_dtypes is None and info is not None:
+                node.output_dtypes = info.output_types(node.attrs)
+            if node.output_shapes is None:
+                node.output_shapes = static_output_shapes(node)
+            types = self.input_types.get(node.name) if node.name in self.input_types else (
+                info.input_types(node.attrs) if info is not None else None)
+            for e in node.in_edges:
+                if e.control:
+                    continue
+                src = self.graph.nodes[e.src]
+                n_out = len(src.output_dtypes) if src.output_dtypes is not None else None
+                if n_out is not None and e.src_slot >= n_out and src.op not in ("_Arg",):
+                    self.diags.append(_diag("PL005", "invalid-graph",
+                                            f"node '{e.dst}' reads output {e.src_slot} of "
+                                            f"'{e.src}' ({src.op}), which has only {n_out} "
+                                            "output(s)", node=e.dst, related=[e.src]))
+                if types is not None and e.dst_slot < len(types):
+                    e.dtype = types[e.dst_slot]
+                elif src.output_dtypes is not None and e.src_slot < len(src.output_dtypes):
+                    e.dtype = src.output_dtypes[e.src_slot]
+                if e.dtype is not None:
+                    e.ref = e.dtype == DT_RESOURCE or e.dtype > 100
+
+
+def _attr_type(nd: NodeDef, attr: str) -> int | None:
+    """Resolve a type attr of a call: the call's own attr, or the positional Tin/Tout."""
+    if attr and attr in nd.attr and nd.attr[attr].type:
+        return nd.attr[attr].type
+    return None
+
+
+def build_graph(graph_def: GraphDef, *, name: str = "") -> BuildResult:
+    """Build the analysed graph from a GraphDef, expanding its function library."""
+    b = _Builder(graph_def, name)
+
+    def top_resolve(ref: str):
+        src, slot = parse_input(ref)
+        return src, slot, ref
+
+    for nd in graph_def.node:
+        b.add_nodedef(nd, name=nd.name, device=nd.device, function="", call_site="", loop="",
+                      resolve=top_resolve, stack=())
+    return b.finish()

@@ -1,0 +1,152 @@
+"""The format-neutral graph model every analysis works on.
+
+One ``Graph`` per analysed model, whatever it was loaded from (GraphDef, MetaGraphDef,
+SavedModel with its function library expanded). Nodes and edges are plain slotted
+objects; ``Graph.nx`` is a ``networkx.DiGraph`` over node names whose node data holds
+the ``Node`` (``g.nx.nodes[name]["node"]``) and whose edge data holds the list of
+``Edge`` objects between the two nodes (``g.nx.edges[u, v]["edges"]``), so graph
+algorithms and per-edge facts are both at hand. TF1 while loops are kept as they are:
+``NextIteration -> Merge`` edges make cycles, and analyses that need a DAG call
+``Graph.dag_edges`` / ``Graph.is_back_edge``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Iterator, Mapping
+
+import networkx as nx
+
+from .devices import DeviceSpec
+
+
+@dataclass(slots=True)
+class SourceLocation:
+    """Where a node came from: the Python line that created it, or the model file line."""
+
+    file: str
+    line: int | None = None
+    function: str | None = None
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}" if self.line is not None else self.file
+
+
+@dataclass(slots=True, eq=False)
+class Edge:
+    """A data or control edge. ``src_slot`` is -1 and ``dst_slot`` -1 for control edges.
+
+    ``dtype`` is the DataType enum of the destination input where known (ref types as
+    ``base + 100``); ``ref`` is true when that input is ref-typed or ``DT_RESOURCE``,
+    which is what makes TF's Placer colocate the two ends.
+    """
+
+    src: str
+    src_slot: int
+    dst: str
+    dst_slot: int
+    dtype: int | None = None
+    ref: bool = False
+
+    @property
+    def control(self) -> bool:
+        return self.src_slot < 0
+
+    @property
+    def tensor(self) -> str:
+        return f"^{self.src}" if self.control else f"{self.src}:{self.src_slot}"
+
+
+@dataclass(slots=True, eq=False)
+class Node:
+    name: str
+    op: str
+    device: str = ""                      #: requested device, as written in the model
+    spec: DeviceSpec | None = None        #: parsed requested device; None if malformed
+    attrs: Mapping[str, Any] = field(default_factory=dict)  #: NodeDef.attr (AttrValue protos)
+    in_edges: list[Edge] = field(default_factory=list)     #: data edges by slot, then control
+    out_edges: list[Edge] = field(default_factory=list)
+    output_dtypes: list[int] | None = None
+    output_shapes: list[tuple[int, ...] | None] | None = None  #: -1 for unknown dims
+    function: str = ""                    #: function body it was expanded from ('' = top level)
+    call_site: str = ""                   #: name of the call node whose body this node is in
+    loop: str = ""                        #: functional While node whose body holds this node
+    location: SourceLocation | None = None  #: Python file:line that created the op
+    file_line: int | None = None          #: line of the node in a text model file
+
+    @property
+    def data_inputs(self) -> list[Edge]:
+        return [e for e in self.in_edges if not e.control]
+
+    @property
+    def control_inputs(self) -> list[Edge]:
+        return [e for e in self.in_edges if e.control]
+
+    @property
+    def scope(self) -> str:
+        return self.name.rpartition("/")[0]
+
+
+class Graph:
+    """A model's graph, after loading and function expansion."""
+
+    def __init__(self, name: str = ""):
+        self.name = name
+        self.nodes: dict[str, Node] = {}
+        self._nx: nx.DiGraph | None = None
+
+    # -- construction ---------------------------------------------------------
+    def add_node(self, node: Node) -> Node:
+        self.nodes[node.name] = node
+        self._nx = None
+        return node
+
+    def add_edge(self, edge: Edge) -> Edge:
+        self.nodes[edge.src].out_edges.append(edge)
+        self.nodes[edge.dst].in_edges.append(edge)
+        self._nx = None
+        return edge
+
+    # -- access ---------------------------------------------------------------
+    def __contains__(self, name: str) -> bool:
+        return name in self.nodes
+
+    def __getitem__(self, name: str) -> Node:
+        return self.nodes[name]
+
+    def __iter__(self) -> Iterator[Node]:
+        return iter(self.nodes.values())
+
+    def __len__(self) -> int:
+        return len(self.nodes)
+
+    def edges(self) -> Iterator[Edge]:
+        for node in self.nodes.values():
+            yield from node.in_edges
+
+    @property
+    def nx(self) -> nx.DiGraph:
+        """The graph as a ``networkx.DiGraph`` (built on first use, then cached)."""
+        if self._nx is None:
+            g = nx.DiGraph()
+            g.add_nodes_from((name, {"node": node}) for name, node in self.nodes.items())
+            for node in self.nodes.values():
+                for e in node.in_edges:
+                    data = g.get_edge_data(e.src, e.dst)
+                    if data is None:
+                        g.add_edge(e.src, e.dst, edges=[e])
+                    else:
+                        data["edges"].append(e)
+            self._nx = g
+        return self._nx
+
+    # -- loops ----------------------------------------------------------------
+    def is_back_edge(self, edge: Edge) -> bool:
+        """TF1 loop back edge: ``NextIteration -> Merge`` (what makes the cycle)."""
+        return self.nodes[edge.src].op in ("NextIteration", "RefNextIteration")
+
+    def dag_edges(self) -> Iterator[Edge]:
+        """Every edge except loop back edges: a DAG for well-formed graphs."""
+        for e in self.edges():
+            if not self.is_back_edge(e):
+                yield e

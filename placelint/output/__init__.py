@@ -1,0 +1,1 @@
+"""Output formats for ``check``: each module renders a list of ``ModelReport``s."""

@@ -1,0 +1,93 @@
+"""load -> model -> analyses -> diagnostics, for one model at a time.
+
+One bad model never hides the others: every failure becomes a diagnostic of its model.
+"""
+
+from __future__ import annotations
+
+import traceback
+from dataclasses import dataclass, field
+
+from .checks import all_rules
+from .context import Context
+from .diagnostics import Diagnostic, Severity
+from .loaders import LoadError, ModelRef, load_raw
+from .model import Model, model_from_raw
+from .settings import Settings
+
+
+@dataclass
+class ModelReport:
+    ref: ModelRef
+    model: Model | None
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    context: Context | None = None
+
+    @property
+    def path(self) -> str:
+        return self.ref.display
+
+
+def internal_error(where: str, exc: BaseException) -> Diagnostic:
+    frames = traceback.extract_tb(exc.__traceback__)
+    last = f" at {frames[-1].filename.rsplit('/', 1)[-1]}:{frames[-1].lineno}" if frames else ""
+    return Diagnostic(code="PL009", rule="internal-error", severity=Severity.ERROR,
+                      message=f"internal error in {where}: {type(exc).__name__}: {exc}{last} "
+                              "(this is a placelint bug; the other rules still ran)")
+
+
+def load_model(ref: ModelRef, settings: Settings) -> tuple[Model | None, list[Diagnostic]]:
+    try:
+        raw = load_raw(ref, settings.load)
+    except LoadError as exc:
+        from .checks import rule_by_code
+        rule = rule_by_code(exc.code)
+        return None, [Diagnostic(code=exc.code, rule=rule.name, severity=rule.severity,
+                                 message=exc.message)]
+    except (RecursionError, MemoryError, Exception) as exc:  # noqa: BLE001 - never a traceback
+        return None, [internal_error("loading", exc)]
+    try:
+        model = model_from_raw(raw)
+    except (RecursionError, Exception) as exc:  # noqa: BLE001
+        return None, [internal_error("building the graph", exc)]
+    return model, list(model.diagnostics)
+
+
+def analyze(ref: ModelRef, settings: Settings) -> ModelReport:
+    model, diags = load_model(ref, settings)
+    report = ModelReport(ref, model)
+    if model is not None:
+        ctx = Context(model, settings)
+        report.context = ctx
+        for rule in all_rules():
+            if rule.origin != "analysis" or not settings.rule_enabled(rule.code, rule.name):
+                continue
+            try:
+                diags.extend(rule().check(ctx))
+            except (RecursionError, Exception) as exc:  # noqa: BLE001
+                diags.append(internal_error(f"rule {rule.code} {rule.name}", exc))
+    report.diagnostics = finalize(diags, ref, model, settings)
+    return report
+
+
+def finalize(diags: list[Diagnostic], ref: ModelRef, model: Model | None,
+             settings: Settings) -> list[Diagnostic]:
+    """Apply select/ignore and severity overrides; attach model, file and line."""
+    out = []
+    for d in diags:
+        if d.code != "PL009" and not settings.rule_enabled(d.code, d.rule):
+            continue
+        if d.code in settings.severity_overrides:
+            d.severity = settings.severity_overrides[d.code]
+        d.model = ref.display
+        if model is not None:
+            d.file = model.file
+            node = model.graph.nodes.get(d.node) if d.node else None
+            if node is not None:
+                d.file_line = d.file_line or node.file_line
+                d.location = d.location or node.location
+        else:
+            d.file = str(ref.path)
+        out.append(d)
+    out.sort(key=lambda d: d.sort_key)
+    return out

@@ -1,0 +1,36 @@
+"""Run settings: what to analyse against and which rules apply.
+
+Filled from defaults, then ``[tool.placelint]`` / ``placelint.toml``, then command-line
+flags (flags win).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .diagnostics import Severity
+from .loaders import LoadOptions
+from .model.devices import DeviceSet
+
+
+@dataclass
+class Settings:
+    devices: DeviceSet = field(default_factory=DeviceSet.default)
+    allow_soft_placement: bool = False
+    load: LoadOptions = field(default_factory=LoadOptions)
+    select: list[str] = field(default_factory=list)        #: code prefixes or rule names; empty = all
+    ignore: list[str] = field(default_factory=list)
+    severity_overrides: dict[str, Severity] = field(default_factory=dict)  #: code -> severity
+    per_node_ignores: dict[str, list[str]] = field(default_factory=dict)   #: node glob -> codes/names
+    fail_on: Severity = Severity.WARNING   #: lowest severity that makes the run fail (exit 1)
+    #: thresholds for size-based rules (bytes per step)
+    copy_warning_bytes: int = 1 << 20
+    copy_info_bytes: int = 1
+    cores: int | None = None
+
+    def rule_enabled(self, code: str, name: str) -> bool:
+        def hit(patterns):
+            return any(code.startswith(p.upper()) or p.lower() == name for p in patterns)
+        if self.select and not hit(self.select):
+            return False
+        return not hit(self.ignore)
