@@ -1,7 +1,9 @@
 """The ``placelint`` command line (Typer).
 
 Importing this module must stay cheap and must never import TensorFlow: it runs on every
-commit as a pre-commit hook.
+commit as a pre-commit hook. Each command lives in its own module in
+``placelint/commands/`` and registers itself on ``app``; heavy imports happen inside the
+command functions.
 """
 
 from __future__ import annotations
@@ -94,52 +96,26 @@ def _exit_code(reports, settings) -> int:
     return EXIT_CLEAN
 
 
-@app.command()
-def check(paths: List[Path] = PathsArg, devices: Optional[str] = DevicesOpt,
-          allow_soft_placement: Optional[bool] = SoftOpt, tag: Optional[str] = TagOpt,
-          signature: Optional[str] = SigOpt, whole_graph: bool = WholeOpt,
-          format: str = FormatOpt):
-    """Check models and report placement and parallelism problems.
+def _register_commands():
+    import importlib
+    import pkgutil
 
-    Exit status: 0 clean, 1 findings, 2 usage or internal error.
-    """
-    if format not in ("text", "json"):
-        _usage_error(f"unknown --format {format!r} (expected text or json)")
-    settings = _settings(devices, allow_soft_placement, tag, signature, whole_graph)
-    reports = _run(paths, settings)
-    if not reports:
-        _usage_error("no models found in " + ", ".join(str(p) for p in paths))
-    if format == "json":
-        from .output import json_out
-        sys.stdout.write(json_out.render(reports, settings.devices))
-    else:
-        from .output import text
-        sys.stdout.write(text.render(reports, _devices_line(settings), colour=sys.stdout.isatty()))
-    raise typer.Exit(_exit_code(reports, settings))
-
-
-@app.command("rules")
-def rules_cmd():
-    """List every rule: code, name, default severity, summary."""
-    from .checks import all_rules
-    for r in all_rules():
-        typer.echo(f"{r.code}  {r.name:<28} {r.severity.value:<8} {r.summary}")
-
-
-@app.command("rule")
-def rule_cmd(code: str = typer.Argument(..., help="Rule code (PL101) or name (unknown-device).")):
-    """Print a rule's documentation: what it flags, why, examples, the fix."""
-    from .checks import find_rule
-    from .rulebook import read_doc
-    r = find_rule(code)
-    if r is None:
-        _usage_error(f"unknown rule {code!r} (see `placelint rules`)")
-    doc = read_doc(r.code, r.name)
-    typer.echo(doc if doc is not None else f"{r.code} {r.name}: {r.summary}")
+    from . import commands
+    for info in sorted(pkgutil.iter_modules(commands.__path__), key=lambda i: i.name):
+        importlib.import_module(f"{commands.__name__}.{info.name}")
 
 
 def main():
-    app()
+    _register_commands()
+    try:
+        app()
+    except KeyboardInterrupt:
+        typer.echo("placelint: interrupted", err=True)
+        sys.exit(EXIT_ERROR)
+    except Exception as exc:  # noqa: BLE001 - a user never sees a traceback
+        typer.echo(f"placelint: internal error: {type(exc).__name__}: {exc} "
+                   "(this is a bug in placelint; please report it)", err=True)
+        sys.exit(EXIT_ERROR)
 
 
 if __name__ == "__main__":

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
-from .model.graph import SourceLocation
+from .location import SourceLocation
 
 
 class Severity(str, Enum):

@@ -17,19 +17,10 @@ from typing import Any, Iterator, Mapping
 
 import networkx as nx
 
+from ..location import SourceLocation
 from .devices import DeviceSpec
 
-
-@dataclass(slots=True)
-class SourceLocation:
-    """Where a node came from: the Python line that created it, or the model file line."""
-
-    file: str
-    line: int | None = None
-    function: str | None = None
-
-    def __str__(self) -> str:
-        return f"{self.file}:{self.line}" if self.line is not None else self.file
+__all__ = ["Edge", "Graph", "Node", "SourceLocation"]
 
 
 @dataclass(slots=True, eq=False)
