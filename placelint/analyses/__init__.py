@@ -1,0 +1,1 @@
+"""Analyses over the graph model: placement, shapes, transfers, parallelism."""
