@@ -316,11 +316,11 @@ class OpInfo:
         self.is_stateful: bool = raw.get("is_stateful", False)
         self.input_args = tuple(ArgDef(**a) for a in raw["inputs"])
         self.output_args = tuple(ArgDef(**a) for a in raw["outputs"])
-        self.attrs: dict[str, AttrDef] = {
+        self.attr_defs: dict[str, AttrDef] = {
             n: AttrDef(n, a["type"], "default" in a, a.get("default")) for n, a in raw["attrs"].items()
         }
         self._defaults = {
-            n: _DefaultValue(a.type, a.default) for n, a in self.attrs.items() if a.has_default
+            n: _DefaultValue(a.type, a.default) for n, a in self.attr_defs.items() if a.has_default
         }
         self.kernels = tuple(_make_kernel(name, k) for k in raw["kernels"])
         by_key: dict[tuple[str, str], list[KernelInfo]] = {}
@@ -393,7 +393,7 @@ class OpInfo:
         for arg in args:
             if arg.number_attr:
                 size = _get_int(get(arg.number_attr))
-                if size is None:
+                if size is None or size < 0:
                     return None
             elif arg.type_list_attr:
                 types = _get_type_list(get(arg.type_list_attr))
@@ -441,7 +441,14 @@ class OpInfo:
         return value.s.decode("utf-8", errors="replace")
 
     def _find(self, device_type: str, get) -> KernelInfo | None:
-        """op_kernel.cc FindKernelRegistration for one device type."""
+        """op_kernel.cc FindKernelRegistration for one device type.
+
+        TF keeps the highest-priority match and errors when a second match has the
+        same priority as the one kept so far, so with three matches (priorities
+        0, 0, 1) whether it errors depends on hash-map order.  We use the
+        order-independent reading: error only when the best priority is tied.
+        (TF 2.21's registry has no overlapping same-priority kernels.)
+        """
         label = self._label(get)
         best: KernelInfo | None = None
         tied = False

@@ -237,13 +237,15 @@ def test_unresolvable_types_give_none(db):
     assert db.op("MatMul").output_types({}) is None
     assert db.op("MatMul").output_types({"T": T(FLOAT_REF)}) is None  # type attrs are never refs
     assert db.op("IdentityN").num_outputs({}) is None
+    assert db.op("AddN").num_inputs({"N": I(-1)}) is None
+    assert db.op("AddN").input_types({"N": I(-1), "T": T(FLOAT)}) is None
 
 
 def test_defaults_applied(db):
     shape = db.op("Shape")
     assert shape.output_types({"T": T(FLOAT)}) == [INT32]  # out_type defaults to int32
     assert shape.output_types({"T": T(FLOAT), "out_type": T(INT64)}) == [INT64]
-    assert shape.attrs["out_type"].default == INT32
+    assert shape.attr_defs["out_type"].default == INT32
 
 
 # --------------------------------------------------------------------------- host memory

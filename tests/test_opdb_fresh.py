@@ -111,19 +111,19 @@ def _attr_variants(op) -> list[dict[str, AttrValue]]:
             av = AttrValue(**{field: v})
             if av not in values:
                 values.append(av)
-    type_attrs = [a.name for a in op.attrs.values() if a.type == "type"]
+    type_attrs = [a.name for a in op.attr_defs.values() if a.type == "type"]
     for name in type_attrs:
         values = candidates.setdefault(name, [])
         for extra in (1, 3, 7):  # float, int32, string: often CPU-only or missing
             if AttrValue(type=extra) not in values:
                 values.append(AttrValue(type=extra))
     for name, values in candidates.items():
-        attr = op.attrs.get(name)
+        attr = op.attr_defs.get(name)
         if attr is not None and attr.type == "string":
             values.append(AttrValue(s=b"NOT_A_VALUE"))
 
     base: dict[str, AttrValue] = {}
-    for attr in op.attrs.values():
+    for attr in op.attr_defs.values():
         if attr.has_default:
             continue
         if attr.type == "int":
