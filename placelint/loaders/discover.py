@@ -4,7 +4,9 @@ A SavedModel directory (holding ``saved_model.pb``, ``saved_model.pbtxt`` or the
 ``saved_model.cpb``) is one model; any other GraphDef/MetaGraphDef file is one model.
 Directories are walked recursively; files inside a SavedModel directory, and files whose
 extension is not a model extension, are skipped. A file named explicitly is always tried,
-whatever its extension (the format is detected from its content).
+whatever its extension (the format is detected from its content), except that a file of a
+SavedModel (``saved_model.pb``, ``variables/...``: what pre-commit passes) names its
+SavedModel directory; the result has no duplicates.
 """
 
 from __future__ import annotations
@@ -37,10 +39,23 @@ def is_saved_model_dir(path: Path) -> bool:
     return any((path / f).is_file() for f in (*SAVED_MODEL_FILES, CHUNKED_SAVED_MODEL))
 
 
+#: Subdirectories of a SavedModel directory (assets may nest further).
+SAVED_MODEL_SUBDIRS = ("variables", "assets", "assets.extra", "debug")
+
+
 def saved_model_root(path: Path) -> Path | None:
-    """The SavedModel directory a file belongs to (``saved_model.pb``, ``variables/...``)."""
-    for parent in [path.parent, *path.parent.parents][:4]:
-        if is_saved_model_dir(parent):
+    """The SavedModel directory a file belongs to: ``saved_model.pb``, ``fingerprint.pb``,
+    ``variables/variables.index``, ``assets/...``, ``debug/...`` map to the directory.
+
+    A model file in a plain subdirectory of a SavedModel's parent is not claimed: only
+    the SavedModel's own files and its standard subdirectories are.
+    """
+    parents = [path.parent, *path.parent.parents][:8]
+    for parent in parents:
+        if not is_saved_model_dir(parent):
+            continue
+        rel = path.relative_to(parent).parts
+        if len(rel) == 1 or rel[0] in SAVED_MODEL_SUBDIRS:
             return parent
     return None
 
@@ -65,8 +80,10 @@ def discover(paths: list[str | Path]) -> list[ModelRef]:
             for ref in _walk(path):
                 add(ref)
         elif path.is_file():
-            if path.name in (*SAVED_MODEL_FILES, CHUNKED_SAVED_MODEL):
-                add(ModelRef(path.parent, SAVEDMODEL))
+            # pre-commit passes file names: a SavedModel's files stand for its directory
+            root = saved_model_root(path)
+            if root is not None:
+                add(ModelRef(root, SAVEDMODEL))
             else:
                 add(ModelRef(path, MODEL_EXTENSIONS.get(path.suffix.lower(), GRAPHDEF)))
         else:
