@@ -59,15 +59,22 @@ def analyze(ref: ModelRef, settings: Settings) -> ModelReport:
     if model is not None:
         ctx = Context(model, settings)
         report.context = ctx
-        for rule in all_rules():
-            if rule.origin != "analysis" or not settings.rule_enabled(rule.code, rule.name):
-                continue
-            try:
-                diags.extend(rule().check(ctx))
-            except (RecursionError, Exception) as exc:  # noqa: BLE001
-                diags.append(internal_error(f"rule {rule.code} {rule.name}", exc))
+        diags.extend(run_rules(ctx, settings))
     report.diagnostics = finalize(diags, ref, model, settings)
     return report
+
+
+def run_rules(ctx: Context, settings: Settings) -> list[Diagnostic]:
+    """Every enabled analysis rule over one model; a failing rule becomes PL009."""
+    diags: list[Diagnostic] = []
+    for rule in all_rules():
+        if rule.origin != "analysis" or not settings.rule_enabled(rule.code, rule.name):
+            continue
+        try:
+            diags.extend(rule().check(ctx))
+        except (RecursionError, Exception) as exc:  # noqa: BLE001
+            diags.append(internal_error(f"rule {rule.code} {rule.name}", exc))
+    return diags
 
 
 def finalize(diags: list[Diagnostic], ref: ModelRef, model: Model | None,

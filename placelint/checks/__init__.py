@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import re
 import pkgutil
 from functools import lru_cache
 
@@ -15,7 +16,7 @@ __all__ = ["Rule", "LoaderRule", "all_rules", "rule_by_code", "find_rule"]
 def all_rules() -> tuple[type[Rule], ...]:
     rules = []
     for info in pkgutil.iter_modules(__path__):
-        if info.name.startswith("pl"):
+        if re.fullmatch(r"pl\d{3}_\w+", info.name):
             module = importlib.import_module(f"{__name__}.{info.name}")
             rules.append(module.RULE)
     codes = [r.code for r in rules]

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 
 from ..diagnostics import Diagnostic, Severity
 from ..opdb import get_opdb
-from ..proto import GraphDef, NodeDef
+from ..proto import AttrValue, GraphDef, NodeDef
 from .devices import parse_device
 from .graph import Edge, Graph, Node
 from .shapes import static_output_shapes
@@ -185,7 +185,7 @@ class _Builder:
             dtype = arg.type or _attr_type(nd, arg.type_attr)
             node = self.graph.add_node(Node(
                 name=arg_name, op="_Arg", device=device, spec=parse_device(device),
-                function=fname, call_site=name, loop=loop,
+                attrs=_arg_attrs(dtype, i), function=fname, call_site=name, loop=loop,
                 output_dtypes=[dtype] if dtype else None))
             self.input_types[arg_name] = [dtype] if dtype else None
             if i < len(data_refs):
@@ -212,7 +212,7 @@ class _Builder:
             dtype = out.type or _attr_type(nd, out.type_attr)
             node = self.graph.add_node(Node(
                 name=ret_name, op="_Retval", device=device, spec=parse_device(device),
-                function=fname, call_site=name, loop=loop,
+                attrs=_arg_attrs(dtype, i), function=fname, call_site=name, loop=loop,
                 output_dtypes=[dtype] if dtype else None))
             self.input_types[ret_name] = [dtype] if dtype else None
             ref = fdef.ret.get(out.name)
@@ -353,6 +353,14 @@ class _Builder:
                     e.dtype = src.output_dtypes[e.src_slot]
                 if e.dtype is not None:
                     e.ref = e.dtype == DT_RESOURCE or e.dtype > 100
+
+
+def _arg_attrs(dtype: int | None, index: int) -> dict[str, AttrValue]:
+    """The attrs TF gives ``_Arg``/``_Retval`` nodes (``T``, ``index``)."""
+    attrs = {"index": AttrValue(i=index)}
+    if dtype:
+        attrs["T"] = AttrValue(type=dtype)
+    return attrs
 
 
 def _attr_type(nd: NodeDef, attr: str) -> int | None:

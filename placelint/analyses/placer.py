@@ -1,0 +1,539 @@
+"""TensorFlow's Placer, predicted without TensorFlow.
+
+Follows ``tensorflow/core/common_runtime/placer.cc`` and ``colocation_graph.cc``:
+
+1. ``InitializeMembers``: per node, the device types with a kernel (from the shipped
+   kernel table, matched on attrs), and its requested device; a requested device on a
+   ref/resource *generator* (no inputs, one ref or resource output) is a resource device,
+   which consumers cannot override.
+2. ``ColocateResourceAndRefEdges``: every data edge into a ref- or resource-typed input
+   unions source and destination (exempt consumers: PartitionedCall, IdentityN, ...). If
+   only the *requested* devices conflict, the consumer's request is silently replaced by
+   the source's.
+3. ``ColocateAllNodes``: the ``_class`` attr (``loc:@name``) unions a node with the
+   group named ``name``; failures are ignored under soft placement.
+4. Assignment in two passes in node order: generator nodes (no inputs, one non-ref
+   output) wait for the second pass and follow their consumers when all of them sit on
+   one device; metadata ops (Shape, Size, Rank) follow their input; otherwise the first
+   candidate device of the group, after which the whole group is pinned there.
+
+TF stops at the first error; the placer here records each error, leaves that group
+unplaced and goes on, so a user sees every problem at once. Placement facts that the
+kernel table cannot give (colocation-exempt ops, metadata ops) are data in
+``placelint/data/placer_facts.json``.
+"""
+
+from __future__ import annotations
+
+import heapq
+import json
+from dataclasses import dataclass, field
+from functools import lru_cache
+from importlib import resources
+
+from ..model.devices import Device, DeviceSet, DeviceSpec, MergeError, device_type_priority
+from ..model.graph import Graph, Node
+from ..opdb import get_opdb
+
+DT_VARIANT = 21
+
+# Error kinds (mapped to rules by the placement rules).
+UNKNOWN_DEVICE = "unknown-device"
+NO_KERNEL = "no-kernel-for-device"
+COLOCATION = "colocation-conflict"
+MALFORMED = "malformed-device"
+
+
+@lru_cache(maxsize=1)
+def placer_facts() -> dict:
+    with resources.files("placelint.data").joinpath("placer_facts.json").open("rb") as fh:
+        return json.load(fh)
+
+
+@dataclass
+class PlacerEvent:
+    """Something the Placer would fail on (``error``) or silently do (warning-worthy)."""
+
+    kind: str                  #: UNKNOWN_DEVICE, NO_KERNEL, COLOCATION, MALFORMED, or an event kind
+    node: str                  #: the node TF names
+    message: str               #: TF's wording
+    related: list[str] = field(default_factory=list)
+    requested: str = ""        #: the device the node asked for
+    detail: dict = field(default_factory=dict)
+
+
+@dataclass
+class PlacementResult:
+    devices: DeviceSet
+    allow_soft_placement: bool
+    device: dict[str, str | None]                 #: node -> full device name, None if unplaced
+    errors: list[PlacerEvent] = field(default_factory=list)
+    #: requests TF silently ignores (ref/resource edge overrides, ignored _class under soft
+    #: placement, soft-placement moves)
+    events: list[PlacerEvent] = field(default_factory=list)
+    unknown_ops: dict[str, list[str]] = field(default_factory=dict)   #: op -> nodes
+    group_of: dict[str, str] = field(default_factory=dict)            #: node -> group root node
+
+    @property
+    def ok(self) -> bool:
+        return not self.errors
+
+    def members(self, node: str) -> list[str]:
+        root = self.group_of.get(node, node)
+        return [n for n, r in self.group_of.items() if r == root]
+
+
+class _Member:
+    __slots__ = ("parent", "rank", "requested", "assigned", "resource", "supported", "possible")
+
+    def __init__(self, index: int, supported: list[tuple[str, int]]):
+        self.parent = index
+        self.rank = 0
+        self.requested = _EMPTY
+        self.assigned = _EMPTY
+        self.resource = _EMPTY
+        self.supported = supported            # [(device type, priority)], TF order
+        self.possible: list[Device] | None = None
+
+
+_EMPTY = DeviceSpec()
+
+
+def _compatible(a: DeviceSpec, b: DeviceSpec) -> bool:
+    """TF's ``AreCompatibleDevNames``."""
+    for x, y in ((a.job, b.job), (a.replica, b.replica), (a.task, b.task), (a.type, b.type),
+                 (a.id, b.id)):
+        if x is not None and y is not None and x != y:
+            return False
+    return True
+
+
+def _ensure(more: DeviceSpec, less: DeviceSpec) -> DeviceSpec:
+    """TF's ``EnsureSpecification(more, less)``: fields set in ``less`` are copied over."""
+    if less == _EMPTY:
+        return more
+    return DeviceSpec(less.job if less.job is not None else more.job,
+                      less.replica if less.replica is not None else more.replica,
+                      less.task if less.task is not None else more.task,
+                      less.type if less.type is not None else more.type,
+                      less.id if less.id is not None else more.id)
+
+
+def _sort_types(types: list[tuple[str, int]]) -> list[tuple[str, int]]:
+    """``SortPrioritizedDeviceTypeVector``: kernel priority, then device-type priority."""
+    return sorted(types, key=lambda t: (-t[1], -device_type_priority(t[0]), t[0]))
+
+
+def _merge_supported(a: list[tuple[str, int]], b: list[tuple[str, int]]):
+    """``Member::MergeSupportedDevices``: intersection, keeping the prioritised side's order."""
+    b_map = dict(b)
+    target = [(t, p) for t, p in a if t in b_map]
+    other = [(t, b_map[t]) for t, _ in target]
+    target, other = _sort_types(target), _sort_types(other)
+    t_prio = any(p for _, p in target)
+    o_prio = any(p for _, p in other)
+    if not t_prio and not o_prio:
+        result = target
+    elif t_prio and not o_prio:
+        result = target
+    elif o_prio and not t_prio:
+        result = other
+    elif [t for t, _ in target] == [t for t, _ in other]:
+        result = target
+    else:
+        result = _sort_types([(t, 0) for t, _ in target])
+    return result or None
+
+
+def processing_order(graph: Graph) -> list[Node]:
+    """The order TF's GraphConstructor creates nodes in (their ids): repeatedly the
+    ready node that comes first in the GraphDef; a Merge with a loop back edge is ready
+    after one non-back-edge input. Nodes left on a non-loop cycle follow in GraphDef order."""
+    nodes = list(graph.nodes.values())
+    index = {n.name: i for i, n in enumerate(nodes)}
+    pending = [0] * len(nodes)
+    for i, n in enumerate(nodes):
+        if n.op in ("Merge", "RefMerge") and any(graph.is_back_edge(e) for e in n.in_edges):
+            pending[i] = sum(1 for e in n.in_edges if e.control) + 1
+        else:
+            pending[i] = len(n.in_edges)
+    ready = [i for i, p in enumerate(pending) if p == 0]
+    heapq.heapify(ready)
+    order: list[Node] = []
+    done = [False] * len(nodes)
+    while ready:
+        i = heapq.heappop(ready)
+        if done[i]:
+            continue
+        done[i] = True
+        order.append(nodes[i])
+        for e in nodes[i].out_edges:
+            j = index[e.dst]
+            if done[j]:
+                continue
+            pending[j] -= 1
+            if pending[j] == 0:
+                heapq.heappush(ready, j)
+    if len(order) < len(nodes):
+        order += [n for i, n in enumerate(nodes) if not done[i]]
+    return order
+
+
+class _Placer:
+    def __init__(self, graph: Graph, devices: DeviceSet, soft: bool):
+        self.graph = graph
+        self.devices = devices
+        self.soft = soft
+        self.opdb = get_opdb()
+        facts = placer_facts()
+        self.exempt = set(facts["colocation_exempt_ops"])
+        self.metadata_ops = set(facts["metadata_ops"])
+        self.device_types = devices.types            # prioritised type list
+        self.order = processing_order(graph)
+        self.idx = {n.name: i for i, n in enumerate(self.order)}
+        self.members: list[_Member] = []
+        self.result = PlacementResult(devices, soft, {n.name: None for n in self.order})
+        self.failed_roots: set[int] = set()
+        self.num_outputs: list[int | None] = []
+
+    # -- union-find ----------------------------------------------------------------
+    def find(self, i: int) -> int:
+        members = self.members
+        root = i
+        while members[root].parent != root:
+            root = members[root].parent
+        while members[i].parent != root:
+            members[i].parent, i = root, members[i].parent
+        return root
+
+    # -- step 1 ----------------------------------------------------------------------
+    def initialize_members(self):
+        opdb = self.opdb
+        types = self.device_types
+        for i, node in enumerate(self.order):
+            info = opdb.op(node.op)
+            if info is None:
+                # Not a registered op (custom op, or a function call left unexpanded):
+                # TF's SupportedDeviceTypesForNode assumes every device type supports it.
+                supported = [(t, 0) for t in types]
+                self.result.unknown_ops.setdefault(node.op, []).append(node.name)
+                n_out = len(node.output_dtypes) if node.output_dtypes is not None else None
+            else:
+                try:
+                    found = info.supported_device_types(node.attrs, types)
+                except ValueError:
+                    found = {}
+                supported = sorted(((t, found[t]) for t in types if t in found),
+                                   key=lambda tp: -tp[1])   # stable: keeps type order
+                n_out = info.num_outputs(node.attrs)
+                if node.op in ("_Arg", "_Retval"):
+                    n_out = 1
+            self.num_outputs.append(n_out)
+            m = _Member(i, supported)
+            self.members.append(m)
+            if not supported:
+                self._fail_init(node, i, NO_KERNEL, self._no_kernel_message(node))
+                continue
+            if node.spec is None:
+                self._fail_init(node, i, MALFORMED,
+                                f"Malformed device specification '{node.device}' in node: "
+                                f"{{name:'{node.name}' op:'{node.op}'}}")
+                continue
+            if not node.spec.is_empty:
+                if self.is_resource_generator(node, i):
+                    m.resource = node.spec
+                m.requested = node.spec
+
+    def _no_kernel_message(self, node: Node) -> str:
+        registered = ", ".join(sorted(self.device_types))
+        return (f"No OpKernel was registered to support Op '{node.op}' used by "
+                f"{{{{node {node.name}}}}} with these attrs: [{_attrs_text(node)}]\n"
+                f"Registered devices: [{registered}]")
+
+    def _fail_init(self, node, i, kind, message):
+        self.result.errors.append(PlacerEvent(kind, node.name, message, requested=node.device))
+        self.failed_roots.add(i)
+
+    def num_data_inputs(self, node: Node) -> int:
+        return sum(1 for e in node.in_edges if not e.control)
+
+    def output_type0(self, node: Node) -> int | None:
+        return node.output_dtypes[0] if node.output_dtypes else None
+
+    def is_resource_generator(self, node: Node, i: int) -> bool:
+        t = self.output_type0(node)
+        return (self.num_data_inputs(node) == 0 and self.num_outputs[i] == 1 and t is not None
+                and (t > 100 or t == 20))
+
+    def is_generator(self, node: Node, i: int) -> bool:
+        t = self.output_type0(node)
+        return (self.num_data_inputs(node) == 0 and self.num_outputs[i] == 1
+                and not (t is not None and t > 100))
+
+    # -- colocation ------------------------------------------------------------------
+    def colocate(self, xi: int, yi: int) -> str | None:
+        """``ColocateNodes``: union two groups; returns TF's error text on failure."""
+        xr, yr = self.find(xi), self.find(yi)
+        if xr == yr:
+            return None
+        mx, my = self.members[xr], self.members[yr]
+        if mx.rank < my.rank:
+            new, old, new_r, old_r = my, mx, yr, xr
+        else:
+            new, old, new_r, old_r = mx, my, xr, yr
+        xn, yn = self.order[xi].name, self.order[yi].name
+        try:
+            assigned = new.assigned.merge(old.assigned)
+            resource = new.resource.merge(old.resource)
+            requested = new.requested.merge(old.requested, self.soft)
+        except MergeError as exc:
+            return (f"Cannot colocate nodes {{{{colocation_node {xn}}}}} and "
+                    f"{{{{colocation_node {yn}}}}}: {exc}")
+        requested = _ensure(_ensure(requested, assigned), resource)
+        supported = _merge_supported(new.supported, old.supported)
+        if supported is None:
+            return (f"Cannot colocate nodes {{{{colocation_node {xn}}}}} and "
+                    f"{{{{colocation_node {yn}}}}} because no device type supports both of "
+                    "those nodes and the other nodes colocated with them.")
+        new.assigned, new.resource, new.requested, new.supported = assigned, resource, requested, supported
+        new.possible = None
+        old.parent = new_r
+        if mx.rank == my.rank:
+            new.rank += 1
+        if old_r in self.failed_roots:
+            self.failed_roots.add(new_r)
+        return None
+
+    def colocate_ref_edges(self):
+        exempt = self.exempt
+        nodes = self.graph.nodes
+        for dst_node in self.order:
+            if dst_node.op in exempt:
+                continue
+            for e in dst_node.in_edges:
+                if e.control:
+                    continue
+                src_node = nodes[e.src]
+                if e.dtype == DT_VARIANT:
+                    if not (_is_dataset_op(src_node.op) and _is_dataset_op(dst_node.op)):
+                        continue
+                elif not e.ref:
+                    continue
+                self.colocate_ref_edge(src_node, dst_node)
+
+    def colocate_ref_edge(self, src: Node, dst: Node):
+        si, di = self.idx[src.name], self.idx[dst.name]
+        sr, dr = self.find(si), self.find(di)
+        s, d = self.members[sr], self.members[dr]
+        for label, a, b in (("assigned", s.assigned, d.assigned), ("resource", s.resource, d.resource)):
+            if not _compatible(a, b):
+                self.result.errors.append(PlacerEvent(
+                    COLOCATION, dst.name,
+                    "Cannot place the graph because a reference or resource edge connects "
+                    f"colocation groups with incompatible {label} devices: {a} vs {b}. The edge "
+                    f"src node is {src.name} , and the dst node is {dst.name}",
+                    related=[src.name], requested=dst.device))
+                self.failed_roots.update((sr, dr))
+                return
+        if not _compatible(s.requested, d.requested):
+            self.result.events.append(PlacerEvent(
+                "overridden-device-request", dst.name,
+                f"Ignoring device specification {d.requested} for node '{dst.name}' because the "
+                f"input edge from '{src.name}' is a reference connection and already has a "
+                f"device field set to {s.requested}",
+                related=[src.name], requested=str(d.requested),
+                detail={"source_device": str(s.requested)}))
+            d.requested = _ensure(_ensure(s.requested, d.assigned), d.resource)
+            d.possible = None
+        err = self.colocate(si, di)
+        if err is not None:
+            self.result.errors.append(PlacerEvent(
+                COLOCATION, dst.name,
+                "Nodes were connected by a reference or resource connection (requiring them to be "
+                f"on the same device), but the two nodes were assigned two different devices: {err}",
+                related=[src.name], requested=dst.device))
+            self.failed_roots.update((self.find(si), self.find(di)))
+
+    def colocate_class_groups(self):
+        roots: dict[str, int] = {}
+        for i, node in enumerate(self.order):
+            groups = []
+            if "_class" in node.attrs:
+                value = node.attrs["_class"]
+                groups = [s.decode("utf-8", "replace")[5:] for s in value.list.s
+                          if s.startswith(b"loc:@")]
+            for group in (*groups, node.name):
+                root = roots.setdefault(group, i)
+                if root == i:
+                    continue
+                err = self.colocate(i, root)
+                if err is None:
+                    continue
+                related = [self.order[root].name]
+                if self.soft:
+                    self.result.events.append(PlacerEvent(
+                        "ignored-colocation", node.name,
+                        f"Ignoring request to colocate node '{node.name}' with nodes in "
+                        f"colocation group '{group}' because soft placement is on and an attempt "
+                        f"at doing so resulted in the following error: {err}",
+                        related=related, requested=node.device))
+                else:
+                    self.result.errors.append(PlacerEvent(COLOCATION, node.name, err,
+                                                          related=related, requested=node.device))
+                    self.failed_roots.update((self.find(i), self.find(root)))
+
+    # -- candidate devices -------------------------------------------------------------
+    def filter_supported(self, devices: list[Device], supported: list[tuple[str, int]]) -> list[Device]:
+        prio = {t: p for t, p in supported}
+        picked = [d for d in devices if d.type in prio]
+        return sorted(picked, key=lambda d: (-prio[d.type], -device_type_priority(d.type), d.name))
+
+    def devices_for(self, node: Node, i: int) -> tuple[list[Device] | None, PlacerEvent | None]:
+        root = self.find(i)
+        m = self.members[root]
+        if m.possible is not None:
+            return m.possible, None
+        ds = self.devices
+        if not m.requested.is_empty:
+            devices = self.filter_supported(ds.matching(m.requested), m.supported)
+            if not devices and self.soft:
+                devices = self.soft_candidates(m)
+            if not devices:
+                return None, self.no_device_error(node, m)
+        else:
+            devices = self.filter_supported(list(ds.devices), m.supported)
+            if not devices:
+                return None, PlacerEvent(NO_KERNEL, node.name,
+                                         "Node had no OpKernel registered to support this "
+                                         f"operation: Operation was {node.op}", requested=node.device)
+        m.possible = devices
+        return devices, None
+
+    def soft_candidates(self, m: _Member) -> list[Device]:
+        keep_type = m.assigned.type is not None or m.resource.type is not None
+        keep_id = m.assigned.id is not None or m.resource.id is not None
+        spec = m.requested
+        preferred = DeviceSpec(spec.job, spec.replica, spec.task,
+                               spec.type if keep_type else None, spec.id if keep_id else None)
+        found = self.filter_supported(self.devices.matching(preferred), m.supported)
+        if found:
+            return found
+        softer = DeviceSpec(spec.job, spec.replica, spec.task,
+                            spec.type if m.assigned.type is not None else None,
+                            spec.id if m.assigned.id is not None else None)
+        return self.filter_supported(self.devices.matching(softer), m.supported)
+
+    def no_device_error(self, node: Node, m: _Member) -> PlacerEvent:
+        spec = node.spec
+        all_names = ", ".join(sorted(self.devices.names))
+        if spec is not None and spec == m.requested:
+            if not self.devices.matching(spec):
+                return PlacerEvent(
+                    UNKNOWN_DEVICE, node.name,
+                    f"{{{{node {node.name}}}}} was explicitly assigned to {node.device} but "
+                    f"available devices are [ {all_names} ]. Make sure the device specification "
+                    "refers to a valid device.", requested=node.device)
+            if spec.type is not None:
+                return PlacerEvent(
+                    NO_KERNEL, node.name,
+                    f"Could not satisfy explicit device specification '{node.device}' because no "
+                    f"supported kernel for {spec.type} devices is available.\nOp: {node.op}",
+                    requested=node.device, detail={"device_type": spec.type})
+            return PlacerEvent(UNKNOWN_DEVICE, node.name,
+                               f"Could not satisfy explicit device specification '{node.device}'",
+                               requested=node.device)
+        members = self.group_members(node)
+        return PlacerEvent(
+            COLOCATION, node.name,
+            f"Could not satisfy explicit device specification '{node.device}' because the node "
+            f"{{{{colocation_node {node.name}}}}} was colocated with a group of nodes that required "
+            f"incompatible device '{m.requested}'. All available devices "
+            f"[{', '.join(self.devices.names)}].",
+            related=[n for n in members if n != node.name], requested=node.device,
+            detail={"group_device": str(m.requested)})
+
+    def group_members(self, node: Node) -> list[str]:
+        root = self.find(self.idx[node.name])
+        return [n.name for j, n in enumerate(self.order) if self.find(j) == root]
+
+    # -- assignment ------------------------------------------------------------------------
+    def assign(self, node: Node, i: int, device: Device):
+        self.result.device[node.name] = device.name
+        root = self.find(i)
+        m = self.members[root]
+        spec = device.spec
+        if m.assigned != spec:
+            m.assigned = m.assigned.merge(spec) if _compatible(m.assigned, spec) else spec
+            m.resource = m.resource.override(spec) if _compatible(
+                m.resource.address_space(), spec.address_space()) else spec
+            m.requested = m.requested.override(spec) if _compatible(
+                m.requested.address_space(), spec.address_space()) else spec
+            m.possible = None
+
+    def place_node(self, node: Node, i: int, second_pass: bool):
+        if self.find(i) in self.failed_roots:
+            return
+        devices, err = self.devices_for(node, i)
+        if err is not None:
+            err.message = f"Cannot assign a device for operation {node.name}: {err.message}"
+            self.result.errors.append(err)
+            self.failed_roots.add(self.find(i))
+            return
+        chosen = None
+        dev_of = self.result.device
+        if second_pass:
+            outs = node.out_edges
+            if outs:
+                first = dev_of.get(outs[0].dst)
+                if first is not None and all(dev_of.get(e.dst) == first for e in outs):
+                    chosen = next((d for d in devices if d.name == first), None)
+        elif node.op in self.metadata_ops:
+            data_in = [e for e in node.in_edges if not e.control] or node.in_edges
+            if data_in:
+                src_dev = dev_of.get(data_in[0].src)
+                chosen = next((d for d in devices if d.name == src_dev), None)
+        self.assign(node, i, chosen or devices[0])
+
+    def run(self) -> PlacementResult:
+        if not self.devices.devices:
+            self.result.errors.append(PlacerEvent(UNKNOWN_DEVICE, "", "No devices are registered"))
+            return self.result
+        self.initialize_members()
+        self.colocate_ref_edges()
+        self.colocate_class_groups()
+        second = []
+        for i, node in enumerate(self.order):
+            if self.is_generator(node, i):
+                second.append((i, node))
+                continue
+            self.place_node(node, i, False)
+        for i, node in second:
+            self.place_node(node, i, True)
+        self.result.group_of = {n.name: self.order[self.find(i)].name
+                                for i, n in enumerate(self.order)}
+        return self.result
+
+
+def _is_dataset_op(op: str) -> bool:
+    return op.endswith("Dataset") or op.endswith("DatasetV2") or op.endswith("DatasetV3")
+
+
+def _attrs_text(node: Node) -> str:
+    parts = []
+    for key in sorted(node.attrs):
+        if key.startswith("_"):
+            continue
+        value = node.attrs[key]
+        kind = value.WhichOneof("value")
+        if kind == "type":
+            from ..dtypes import dtype_name
+            parts.append(f"{key}={dtype_name(value.type)}")
+        elif kind in ("b", "i", "f", "s"):
+            v = getattr(value, kind)
+            parts.append(f"{key}={v.decode('utf-8', 'replace') if isinstance(v, bytes) else v}")
+    return ", ".join(parts)
+
+
+def place(graph: Graph, devices: DeviceSet, *, allow_soft_placement: bool = False) -> PlacementResult:
+    """Predict TF's placement of every node of ``graph`` on ``devices``."""
+    return _Placer(graph, devices, allow_soft_placement).run()

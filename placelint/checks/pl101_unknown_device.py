@@ -1,0 +1,42 @@
+"""PL101 unknown-device: an explicit device that the target machine does not have."""
+
+from ..diagnostics import Severity
+from ..placement_text import available_devices_text
+from .base import Rule
+from .placement_common import short_device, tf_text
+
+FIX = ("Fix: request a device the target has, drop the explicit device, or target a machine "
+       "that has it (--devices).")
+
+
+class UnknownDevice(Rule):
+    code = "PL101"
+    name = "unknown-device"
+    severity = Severity.ERROR
+    summary = "A node is explicitly assigned to a device the target machine does not have."
+
+    def check(self, ctx):
+        result = ctx.placement
+        from ..analyses.placer import UNKNOWN_DEVICE
+        for err in result.errors:
+            if err.kind == UNKNOWN_DEVICE and err.node:
+                yield self.diag(f"{tf_text(err.message)} {FIX}", node=err.node,
+                                related=err.related)
+        if not ctx.allow_soft_placement:
+            return
+        devices = ctx.devices
+        for node in ctx.graph:
+            spec = node.spec
+            if spec is None or spec.is_empty or devices.matching(spec):
+                continue
+            placed = result.device.get(node.name)
+            if placed is None:
+                continue
+            yield self.diag(
+                f"node {node.name} was explicitly assigned to {node.device} but available "
+                f"devices are [ {available_devices_text(devices)} ]; with allow_soft_placement "
+                f"TensorFlow places it on {short_device(placed)} instead. {FIX}",
+                node=node.name, severity=Severity.WARNING)
+
+
+RULE = UnknownDevice

@@ -1,0 +1,69 @@
+"""``placelint place``: where TensorFlow's Placer would put every node."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+
+from ..cli import (DevicesOpt, PathsArg, SigOpt, SoftOpt, TagOpt, WholeOpt, _devices_line,
+                   _exit_code, _run, _settings, _usage_error, app)
+
+
+def _transfers_json(ctx) -> list:
+    try:
+        transfers = ctx.transfers
+    except ImportError:
+        return []
+    return [t.to_json() for t in transfers]
+
+
+def model_json(report, settings) -> dict:
+    ctx = report.context
+    placement = ctx.placement.device if ctx is not None else {}
+    return {
+        "model": report.path,
+        "devices": settings.devices.names,
+        "allow_soft_placement": settings.allow_soft_placement,
+        "placement": dict(placement),
+        "transfers": _transfers_json(ctx) if ctx is not None else [],
+        "diagnostics": [d.to_json() for d in report.diagnostics],
+    }
+
+
+def model_text(report) -> list[str]:
+    """TF's ``log_device_placement`` lines: ``name: (Op): device``."""
+    ctx = report.context
+    if ctx is None:
+        return []
+    graph = ctx.graph
+    return [f"{name}: ({graph.nodes[name].op}): {device or '<unplaced>'}"
+            for name, device in ctx.placement.device.items()]
+
+
+@app.command()
+def place(paths: List[Path] = PathsArg, devices: Optional[str] = DevicesOpt,
+          allow_soft_placement: Optional[bool] = SoftOpt, tag: Optional[str] = TagOpt,
+          signature: Optional[str] = SigOpt, whole_graph: bool = WholeOpt,
+          format: str = typer.Option("text", "--format", "-f", help="text or json.")):
+    """Predict where TensorFlow would place every node (TF's log_device_placement form)."""
+    if format not in ("text", "json"):
+        _usage_error(f"unknown --format {format!r} (expected text or json)")
+    settings = _settings(devices, allow_soft_placement, tag, signature, whole_graph)
+    reports = _run(paths, settings)
+    if not reports:
+        _usage_error("no models found in " + ", ".join(str(p) for p in paths))
+    if format == "json":
+        sys.stdout.write(json.dumps([model_json(r, settings) for r in reports], indent=2) + "\n")
+    else:
+        from ..output.text import format_diagnostic
+        out = []
+        for r in reports:
+            out.append(f"# {r.path} ({_devices_line(settings)})")
+            out.extend(model_text(r))
+            out.extend(format_diagnostic(d) for d in r.diagnostics if d.severity.rank >= 2)
+        sys.stdout.write("\n".join(out) + "\n")
+    raise typer.Exit(_exit_code(reports, settings))
