@@ -164,3 +164,26 @@ def test_alexnet_one_cpu_session_error_names_recorded_node():
     for node in want["node"]:
         assert f"Cannot assign a device for operation {node}:" in err.message
         assert "{{node %s}}" % node in err.message
+
+
+@pytest.mark.slow
+def test_tfmodels_builds_a_keras_app(tmp_path):
+    """tests/tfmodels.py: the smallest application as a SavedModel and as a frozen GraphDef."""
+    tf = _tf()
+    sys.path.insert(0, str(ROOT / "tests"))
+    try:
+        import tfmodels
+    finally:
+        sys.path.remove(str(ROOT / "tests"))
+    saved = tfmodels.keras_app_savedmodel("MobileNetV2", tmp_path / "mnv2")
+    assert (saved / "saved_model.pb").exists()
+    assert (saved / "debug" / "saved_model_debug_info.pb").exists()
+    loaded = tf.saved_model.load(str(saved))
+    out = loaded.signatures["serving_default"](input=tf.zeros([1, 96, 96, 3]))
+    assert out["output"].shape == (1, 1000)
+    frozen = tfmodels.keras_app_frozen_graphdef("MobileNetV2", tmp_path / "mnv2.pb")
+    gd = tf.compat.v1.GraphDef()
+    gd.ParseFromString(frozen.read_bytes())
+    ops = {n.op for n in gd.node}
+    assert "Conv2D" in ops and "DepthwiseConv2dNative" in ops
+    assert not ops & {"VarHandleOp", "ReadVariableOp", "VariableV2"}
