@@ -3,7 +3,7 @@
 from ..diagnostics import Severity
 from ..placement_text import available_devices_text
 from .base import Rule
-from .placement_common import short_device, tf_text
+from .common import short_device, tf_text
 
 FIX = ("Fix: request a device the target has, drop the explicit device, or target a machine "
        "that has it (--devices).")

@@ -2,7 +2,7 @@
 
 from ..diagnostics import Severity
 from .base import Rule
-from .placement_common import members_text, tf_text
+from .common import members_text, tf_text
 
 
 class ColocationConflict(Rule):

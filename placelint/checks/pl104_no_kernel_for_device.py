@@ -3,7 +3,7 @@
 from ..diagnostics import Severity
 from ..opdb import get_opdb
 from .base import Rule
-from .placement_common import short_device, tf_text
+from .common import short_device, tf_text
 
 
 class NoKernelForDevice(Rule):

@@ -64,6 +64,9 @@ def place(paths: List[Path] = PathsArg, devices: Optional[str] = DevicesOpt,
         for r in reports:
             out.append(f"# {r.path} ({_devices_line(settings)})")
             out.extend(model_text(r))
+            if r.context is not None:
+                from ..analyses.transfers import summary_lines
+                out.extend(summary_lines(r.context.transfers))
             out.extend(format_diagnostic(d) for d in r.diagnostics if d.severity.rank >= 2)
         sys.stdout.write("\n".join(out) + "\n")
     raise typer.Exit(_exit_code(reports, settings))

@@ -1,4 +1,4 @@
-"""Shared helpers for the placement rules (PL101-PL106)."""
+"""Shared helpers for rule messages."""
 
 from __future__ import annotations
 

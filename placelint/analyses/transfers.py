@@ -1,0 +1,232 @@
+"""The cross-device transfers TensorFlow's graph partitioner will insert.
+
+Follows ``tensorflow/core/graph/graph_partition.cc`` (``Partition``): for every edge whose
+two ends are on different devices (and, on non-CPU devices, every same-device data edge
+whose memory types differ: ``NeedSameDeviceSendRecv``) the partitioner adds a
+``_Send``/``_Recv`` pair, reused for every edge with the same
+``DupRecvKey{src node, src slot, dst device, recv-on-host}``. A control edge becomes a
+dummy float ``Const`` of shape {0} sent over. ``_HostSend``/``_HostRecv`` are used when the
+tensor lives in host memory.
+
+Not modelled: the extra control-loop machinery ``AddControlFlow`` adds for TF1 while
+loops that span devices (its own small transfers per iteration); the data transfers of
+such loops are listed and marked ``in_loop``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..dtypes import dtype_name
+from ..model.graph import Graph
+from ..opdb import get_opdb
+
+HOST_TO_DEVICE = "host->device"
+DEVICE_TO_HOST = "device->host"
+DEVICE_TO_DEVICE = "device->device"
+HOST_TO_HOST = "host->host"
+
+
+@dataclass
+class Transfer:
+    src: str
+    src_slot: int                 #: -1 for a control edge
+    src_device: str
+    dst_device: str
+    consumers: list[str] = field(default_factory=list)
+    dtype: int | None = None
+    bytes: int | None = None      #: per step (per iteration inside a loop); None if unknown
+    control: bool = False
+    in_loop: bool = False
+    loop: str = ""                #: the while frame (TF1) or While node (TF2) it sits in
+    recv_on_host: bool = False
+
+    @property
+    def tensor(self) -> str:
+        return f"^{self.src}" if self.control else f"{self.src}:{self.src_slot}"
+
+    @property
+    def direction(self) -> str:
+        src_host = _device_type(self.src_device) == "CPU"
+        dst_host = _device_type(self.dst_device) == "CPU"
+        if src_host and dst_host:
+            return HOST_TO_HOST
+        if src_host:
+            return HOST_TO_DEVICE
+        if dst_host:
+            return DEVICE_TO_HOST
+        return DEVICE_TO_DEVICE
+
+    def to_json(self) -> dict:
+        return {
+            "tensor": self.tensor,
+            "from": self.src_device,
+            "to": self.dst_device,
+            "consumers": list(self.consumers),
+            "dtype": None if self.dtype is None else dtype_name(self.dtype),
+            "bytes": self.bytes,
+            "control": self.control,
+            "in_loop": self.in_loop,
+            "direction": self.direction,
+        }
+
+
+def _device_type(name: str) -> str:
+    return name.rsplit("/device:", 1)[-1].split(":", 1)[0] if "/device:" in name else ""
+
+
+def loop_frames(graph: Graph) -> dict[str, str]:
+    """Node -> while-loop frame it runs in (every iteration), '' if none.
+
+    TF1 loops: nodes reachable from an ``Enter`` before the matching ``Exit`` (frame name
+    from Enter's ``frame_name``); functional While: ``Node.loop`` (set by the builder).
+    """
+    frames: dict[str, str] = {}
+    nodes = graph.nodes
+    for node in nodes.values():
+        if node.loop:
+            frames[node.name] = node.loop
+    enters = [n for n in nodes.values() if n.op in ("Enter", "RefEnter")]
+    for enter in enters:
+        frame = enter.attrs["frame_name"].s.decode("utf-8", "replace") if "frame_name" in enter.attrs else enter.name
+        stack = [enter.name]
+        while stack:
+            name = stack.pop()
+            if name in frames and frames[name] == frame:
+                continue
+            frames[name] = frames.get(name) or frame
+            node = nodes[name]
+            if node.op in ("Exit", "RefExit"):
+                frames[name] = frame
+                continue
+            for e in node.out_edges:
+                dst = nodes[e.dst]
+                if dst.op in ("Exit", "RefExit"):
+                    frames.setdefault(dst.name, frame)
+                    continue
+                if frames.get(e.dst) != frame:
+                    stack.append(e.dst)
+    return frames
+
+
+def _memory_info(graph: Graph, placement):
+    """Host-memory inputs/outputs per node on its placed device type (``MemoryTypesForNode``)."""
+    opdb = get_opdb()
+    cache: dict[str, tuple[frozenset[int], frozenset[int]]] = {}
+
+    def memory(name: str):
+        if name not in cache:
+            node = graph.nodes[name]
+            device = placement.device.get(name)
+            dtype = _device_type(device or "")
+            info = opdb.op(node.op)
+            result = (frozenset(), frozenset())
+            if info is not None and dtype and dtype != "CPU":
+                try:
+                    result = info.memory_types(dtype, node.attrs)
+                except (ValueError, KeyError):
+                    pass
+            cache[name] = result
+        return cache[name]
+
+    return memory
+
+
+def find_transfers(graph: Graph, placement, shapes=None) -> list[Transfer]:
+    """Every _Send/_Recv pair the partitioner would add, in graph order."""
+    device = placement.device
+    frames = loop_frames(graph)
+    memory = _memory_info(graph, placement)
+    table: dict[tuple[str, int, str, bool], Transfer] = {}
+    out: list[Transfer] = []
+    for dst in graph.nodes.values():
+        dst_dev = device.get(dst.name)
+        if dst_dev is None:
+            continue
+        dst_is_cpu = _device_type(dst_dev) == "CPU"
+        for e in dst.in_edges:
+            src_dev = device.get(e.src)
+            if src_dev is None:
+                continue
+            if e.control:
+                on_host = dst_is_cpu
+            else:
+                on_host = dst_is_cpu or e.dst_slot in memory(dst.name)[0]
+            if src_dev == dst_dev:
+                if e.control or dst_is_cpu:
+                    continue
+                src_on_host = e.src_slot in memory(e.src)[1]
+                if src_on_host == on_host:
+                    continue        # same device, same memory type: a plain edge
+            key = (e.src, e.src_slot, dst_dev, on_host)
+            t = table.get(key)
+            if t is None:
+                loop = frames.get(e.src, "")
+                t = Transfer(src=e.src, src_slot=e.src_slot, src_device=src_dev, dst_device=dst_dev,
+                             control=e.control, in_loop=bool(loop), loop=loop, recv_on_host=on_host)
+                if e.control:
+                    t.dtype, t.bytes = 1, 0    # a DT_FLOAT tensor of shape {0}
+                elif shapes is not None:
+                    t.dtype = shapes.dtype(e.src, e.src_slot)
+                    t.bytes = shapes.nbytes(e.src, e.src_slot)
+                else:
+                    t.dtype = e.dtype if e.dtype is None or e.dtype < 100 else e.dtype - 100
+                table[key] = t
+                out.append(t)
+            if dst.name not in t.consumers:
+                t.consumers.append(dst.name)
+    return out
+
+
+@dataclass
+class PairSummary:
+    src_device: str
+    dst_device: str
+    count: int = 0
+    bytes: int = 0
+    unknown: int = 0        #: transfers whose size is unknown
+
+    @property
+    def label(self) -> str:
+        return f"{_short(self.src_device)} -> {_short(self.dst_device)}"
+
+
+def summarize(transfers: list[Transfer]) -> list[PairSummary]:
+    """Per (from, to) device pair: number of transfers and known bytes per step."""
+    pairs: dict[tuple[str, str], PairSummary] = {}
+    for t in transfers:
+        s = pairs.setdefault((t.src_device, t.dst_device), PairSummary(t.src_device, t.dst_device))
+        s.count += 1
+        if t.bytes is None:
+            s.unknown += 1
+        else:
+            s.bytes += t.bytes
+    return sorted(pairs.values(), key=lambda s: (s.src_device, s.dst_device))
+
+
+def _short(name: str) -> str:
+    return name.rsplit("/device:", 1)[-1] if "/device:" in name else name
+
+
+def format_bytes(n: int | None) -> str:
+    if n is None:
+        return "unknown size"
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if abs(n) < 1024 or unit == "TiB":
+            return f"{n} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n} B"
+
+
+def summary_lines(transfers: list[Transfer]) -> list[str]:
+    """The per-device-pair summary that ends ``check``/``place`` text output."""
+    if not transfers:
+        return ["transfers: none (every edge stays on one device)"]
+    lines = ["transfers per step (device pair: count, bytes):"]
+    for s in summarize(transfers):
+        if s.unknown == s.count:
+            size = "unknown size"
+        else:
+            size = format_bytes(s.bytes) + (f" + {s.unknown} of unknown size" if s.unknown else "")
+        lines.append(f"  {s.label}: {s.count}, {size}")
+    return lines

@@ -1,0 +1,34 @@
+"""PL201 cross-device-copy: a tensor copied between devices every step."""
+
+from ..analyses.transfers import format_bytes
+from ..diagnostics import Severity, list_names
+from .base import Rule
+from .common import short_device
+
+
+class CrossDeviceCopy(Rule):
+    code = "PL201"
+    name = "cross-device-copy"
+    severity = Severity.INFO
+    summary = ("A tensor that TensorFlow copies between devices (_Send/_Recv) every step; a "
+               "warning at or above the size threshold.")
+
+    def check(self, ctx):
+        s = ctx.settings
+        for t in ctx.transfers:
+            if t.control:
+                continue
+            if t.bytes is not None and t.bytes < s.copy_info_bytes:
+                continue
+            big = t.bytes is not None and t.bytes >= s.copy_warning_bytes
+            size = format_bytes(t.bytes) if t.bytes is not None else "a tensor of unknown size"
+            yield self.diag(
+                f"{t.tensor} is copied {t.direction} from {short_device(t.src_device)} to "
+                f"{short_device(t.dst_device)} every step ({size}) for {list_names(t.consumers)}. "
+                "Fix: place the producer and its consumers on one device, or accept the copy.",
+                node=t.src, related=t.consumers,
+                severity=Severity.WARNING if big else Severity.INFO)
+
+
+
+RULE = CrossDeviceCopy

@@ -1,0 +1,63 @@
+"""PL202 variable-device-split: a variable read every step by ops on another device."""
+
+from ..analyses.transfers import format_bytes
+from ..diagnostics import Severity, list_names
+from .base import Rule
+from .common import short_device
+
+VARIABLE_OPS = ("VariableV2", "Variable", "VarHandleOp", "TemporaryVariable")
+READ_THROUGH = ("Identity", "ReadVariableOp", "RefIdentity", "_Arg", "_Retval")
+#: consumers that only initialise, save or restore a variable: not every step
+NOT_PER_STEP = ("Assign", "AssignVariableOp", "SaveV2", "Save", "SaveSlices", "RestoreV2",
+                "VarIsInitializedOp", "IsVariableInitialized", "MergeV2Checkpoints")
+
+
+def variable_source(graph, name: str, limit: int = 8) -> str | None:
+    """The variable a tensor is read from (through Identity/ReadVariableOp), if any."""
+    for _ in range(limit):
+        node = graph.nodes[name]
+        if node.op in VARIABLE_OPS:
+            return name
+        if node.op not in READ_THROUGH:
+            return None
+        data = [e for e in node.in_edges if not e.control]
+        if not data:
+            return None
+        name = data[0].src
+    return None
+
+
+class VariableDeviceSplit(Rule):
+    code = "PL202"
+    name = "variable-device-split"
+    severity = Severity.WARNING
+    summary = "A variable lives on one device and is read every step by ops on another."
+
+    def check(self, ctx):
+        graph = ctx.graph
+        placement = ctx.placement.device
+        by_var: dict[str, list] = {}
+        for t in ctx.transfers:
+            if t.control:
+                continue
+            consumers = [c for c in t.consumers if graph.nodes[c].op not in NOT_PER_STEP]
+            if not consumers:
+                continue
+            var = variable_source(graph, t.src)
+            if var is not None:
+                by_var.setdefault(var, []).append((t, consumers))
+        for var, items in by_var.items():
+            readers = sorted({c for _, cs in items for c in cs})
+            devices = sorted({short_device(t.dst_device) for t, _ in items})
+            known = [t.bytes for t, _ in items if t.bytes is not None]
+            size = format_bytes(sum(known)) if len(known) == len(items) else "unknown size"
+            yield self.diag(
+                f"variable '{var}' lives on {short_device(placement.get(var) or '?')} but is read every "
+                f"step by {list_names(readers)} on {', '.join(devices)} ({len(items)} copies, "
+                f"{size} per step). Fix: keep a variable and the ops that use it on one device "
+                "(place the variable where it is used), or pay a copy each step.",
+                node=var, related=readers)
+
+
+
+RULE = VariableDeviceSplit

@@ -1,0 +1,70 @@
+"""PL203 device-ping-pong: a path that leaves a device and comes back to it."""
+
+from ..diagnostics import Severity
+from .base import Rule
+from .common import short_device
+
+
+def ping_pongs(graph, placement, transfers, limit: int = 20):
+    """(node on A, first node on B, last node on B, node back on A) for device pairs A, B.
+
+    For each ordered pair (A, B) with transfers both ways: walk forward from the nodes on
+    B that receive from A, through nodes on B only; a node reached that sends back to A
+    closes a ping-pong. Linear per device pair.
+    """
+    device = placement.device
+    pairs = {(t.src_device, t.dst_device) for t in transfers if not t.control}
+    found = []
+    for a, b in sorted(pairs):
+        if (b, a) not in pairs:
+            continue
+        entry: dict[str, tuple[str, str]] = {}   # node on B -> (node on A, entry node on B)
+        stack = []
+        for t in transfers:
+            if t.control or t.src_device != a or t.dst_device != b:
+                continue
+            for c in t.consumers:
+                if c not in entry:
+                    entry[c] = (t.src, c)
+                    stack.append(c)
+        while stack:
+            name = stack.pop()
+            origin = entry[name]
+            for e in graph.nodes[name].out_edges:
+                if e.control or graph.is_back_edge(e):
+                    continue
+                dst_dev = device.get(e.dst)
+                if dst_dev == a:
+                    found.append((origin[0], origin[1], name, e.dst))
+                    if len(found) >= limit:
+                        return found
+                elif dst_dev == b and e.dst not in entry:
+                    entry[e.dst] = origin
+                    stack.append(e.dst)
+    return found
+
+
+class DevicePingPong(Rule):
+    code = "PL203"
+    name = "device-ping-pong"
+    severity = Severity.WARNING
+    summary = "Data leaves a device and comes back to it: two copies where none may be needed."
+
+    def check(self, ctx):
+        device = ctx.placement.device
+        seen = set()
+        for src, enter, leave, back in ping_pongs(ctx.graph, ctx.placement, ctx.transfers):
+            if (src, back) in seen:
+                continue
+            seen.add((src, back))
+            a, b = short_device(device[src]), short_device(device[enter])
+            path = f"{src} ({a}) -> {enter}" + (f" ... {leave}" if leave != enter else "") + \
+                   f" ({b}) -> {back} ({a})"
+            yield self.diag(
+                f"data goes {a} -> {b} -> {a}: {path}. Each hop is a copy every step. Fix: move "
+                f"the {b} ops of this path to {a}, or the {a} ops to {b}.",
+                node=enter, related=[src, leave, back])
+
+
+
+RULE = DevicePingPong
