@@ -51,12 +51,21 @@ def main_callback(version: bool = typer.Option(False, "--version", callback=_ver
     pass
 
 
-def _settings(devices, soft, tag, signature, whole_graph):
-    from .loaders import LoadOptions
+def _settings(devices, soft, tag, signature, whole_graph, *, config=None):
+    """Settings from defaults, then the config file, then flags (flags win).
+
+    ``config`` is a loaded ``placelint.config.Config``; when None the file is found upwards
+    from the current directory. A bad file is a usage error (exit 2).
+    """
+    from .config import ConfigError, load_config
     from .model.devices import DeviceSet, DeviceSetError
     from .settings import Settings
 
     s = Settings()
+    try:
+        (config if config is not None else load_config()).apply(s)
+    except ConfigError as exc:
+        _usage_error(str(exc))
     if devices:
         try:
             s.devices = DeviceSet.parse(devices)
@@ -64,7 +73,12 @@ def _settings(devices, soft, tag, signature, whole_graph):
             _usage_error(f"--devices: {exc}")
     if soft is not None:
         s.allow_soft_placement = soft
-    s.load = LoadOptions(tag=tag, signature=signature, whole_graph=whole_graph)
+    if tag is not None:
+        s.load.tag = tag
+    if signature is not None:
+        s.load.signature = signature
+    if whole_graph:
+        s.load.whole_graph = True
     return s
 
 
