@@ -328,6 +328,36 @@ class OpInfo:
             by_key.setdefault((k.device_type, k.label), []).append(k)
         self._by_key = by_key
         self._symbolic = symbolic
+        # Every attr that can change an answer below: argument type/number attrs, kernel
+        # constraint attrs and the kernel label. Answers are memoized on their values, so
+        # a graph with 10^5 MatMuls resolves MatMul's kernels once per distinct dtype.
+        sig = {KERNEL_LABEL_ATTR}
+        for arg in (*self.input_args, *self.output_args):
+            sig.update(a for a in (arg.type_attr, arg.type_list_attr, arg.number_attr) if a)
+        for k in self.kernels:
+            sig.update(c.attr for c in k.constraints)
+        self._sig_attrs = tuple(sorted(sig))
+        self._memo: dict[tuple, Any] = {}
+
+    def _signature(self, attrs: AttrMap | None) -> tuple:
+        if not attrs:
+            return ()
+        return tuple(attrs[k].SerializeToString(deterministic=True) if k in attrs else None
+                     for k in self._sig_attrs)
+
+    def _memoized(self, what: str, attrs: AttrMap | None, extra, compute):
+        key = (what, self._signature(attrs), extra)
+        try:
+            hit = self._memo[key]
+        except KeyError:
+            try:
+                hit = (True, compute())
+            except OpDBError as exc:
+                hit = (False, exc)
+            self._memo[key] = hit
+        if hit[0]:
+            return hit[1]
+        raise hit[1]
 
     def __repr__(self) -> str:
         return f"OpInfo({self.name!r}, {len(self.kernels)} kernels)"
@@ -406,30 +436,34 @@ class OpInfo:
             start += size
         return ranges
 
+    # Results below are memoized per attr signature and shared: do not mutate them.
+
     def input_types(self, attrs: AttrMap | None) -> list[int] | None:
         """One DataType enum per actual input (refs as base+100); None if unresolvable."""
-        return self._arg_types(self.input_args, attrs)
+        return self._memoized("in", attrs, None, lambda: self._arg_types(self.input_args, attrs))
 
     def output_types(self, attrs: AttrMap | None) -> list[int] | None:
         """One DataType enum per actual output (refs as base+100); None if unresolvable."""
-        return self._arg_types(self.output_args, attrs)
+        return self._memoized("out", attrs, None, lambda: self._arg_types(self.output_args, attrs))
 
     def num_inputs(self, attrs: AttrMap | None) -> int | None:
-        ranges = self._arg_ranges(self.input_args, attrs)
+        ranges = self.input_ranges(attrs)
         return None if ranges is None else sum(e - s for s, e in ranges.values())
 
     def num_outputs(self, attrs: AttrMap | None) -> int | None:
         """Number of actual outputs (needs only number/list attrs, not the dtypes)."""
-        ranges = self._arg_ranges(self.output_args, attrs)
+        ranges = self.output_ranges(attrs)
         return None if ranges is None else sum(e - s for s, e in ranges.values())
 
     def input_ranges(self, attrs: AttrMap | None) -> dict[str, tuple[int, int]] | None:
         """Input arg name -> (start, end) of its actual input indices."""
-        return self._arg_ranges(self.input_args, attrs)
+        return self._memoized("in_ranges", attrs, None,
+                              lambda: self._arg_ranges(self.input_args, attrs))
 
     def output_ranges(self, attrs: AttrMap | None) -> dict[str, tuple[int, int]] | None:
         """Output arg name -> (start, end) of its actual output indices."""
-        return self._arg_ranges(self.output_args, attrs)
+        return self._memoized("out_ranges", attrs, None,
+                              lambda: self._arg_ranges(self.output_args, attrs))
 
     # ----- kernels
 
@@ -487,6 +521,13 @@ class OpInfo:
         return None if kernel is None else kernel.priority
 
     def supported_device_types(
+        self, attrs: AttrMap | None, device_types: Iterable[str] | None = None
+    ) -> dict[str, int]:
+        types = None if device_types is None else tuple(device_types)
+        return self._memoized("supported", attrs, types,
+                              lambda: self._supported_device_types(attrs, types))
+
+    def _supported_device_types(
         self, attrs: AttrMap | None, device_types: Iterable[str] | None = None
     ) -> dict[str, int]:
         """Device type -> priority of the kernel TF would use.

@@ -195,6 +195,7 @@ class _Placer:
         self.result = PlacementResult(devices, soft, {n.name: None for n in self.order})
         self.failed_roots: set[int] = set()
         self.num_outputs: list[int | None] = []
+        self._filtered: dict[tuple, list[Device]] = {}
 
     # -- union-find ----------------------------------------------------------------
     def find(self, i: int) -> int:
@@ -384,9 +385,15 @@ class _Placer:
 
     # -- candidate devices -------------------------------------------------------------
     def filter_supported(self, devices: list[Device], supported: list[tuple[str, int]]) -> list[Device]:
-        prio = {t: p for t, p in supported}
-        picked = [d for d in devices if d.type in prio]
-        return sorted(picked, key=lambda d: (-prio[d.type], -device_type_priority(d.type), d.name))
+        """``FilterSupportedDevices``: kernel priority, type priority, then name (as strings)."""
+        key = (tuple(devices), tuple(supported))
+        found = self._filtered.get(key)
+        if found is None:
+            prio = dict(supported)
+            picked = [d for d in devices if d.type in prio]
+            found = self._filtered[key] = sorted(
+                picked, key=lambda d: (-prio[d.type], -device_type_priority(d.type), d.name))
+        return found
 
     def devices_for(self, node: Node, i: int) -> tuple[list[Device] | None, PlacerEvent | None]:
         root = self.find(i)
@@ -458,16 +465,17 @@ class _Placer:
 
     # -- assignment ------------------------------------------------------------------------
     def assign(self, node: Node, i: int, device: Device):
+        """``AssignAndLog`` + ``Member::AssignDevice``: the whole group is pinned.
+
+        The device is a full name that matched the group's request, so TF's merges
+        (``MergeDevNames`` into assigned, ``MergeOverrideDevNames`` into resource and
+        requested) all come out as exactly that device.
+        """
         self.result.device[node.name] = device.name
-        root = self.find(i)
-        m = self.members[root]
+        m = self.members[self.find(i)]
         spec = device.spec
         if m.assigned != spec:
-            m.assigned = m.assigned.merge(spec) if _compatible(m.assigned, spec) else spec
-            m.resource = m.resource.override(spec) if _compatible(
-                m.resource.address_space(), spec.address_space()) else spec
-            m.requested = m.requested.override(spec) if _compatible(
-                m.requested.address_space(), spec.address_space()) else spec
+            m.assigned = m.resource = m.requested = spec
             m.possible = None
 
     def place_node(self, node: Node, i: int, second_pass: bool):

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, replace
+from functools import lru_cache
 from typing import Iterable
 
 DEFAULT_JOB = "localhost"
@@ -127,10 +128,12 @@ def _fields(s: DeviceSpec):
     return (s.job, s.replica, s.task, s.type, s.id)
 
 
+@lru_cache(maxsize=8192)
 def parse_device(text: str) -> DeviceSpec | None:
     """TF's ``DeviceNameUtils::ParseFullName``; ``None`` when malformed.
 
-    The empty string and ``/`` parse to the empty spec.
+    The empty string and ``/`` parse to the empty spec. Cached: models repeat a handful
+    of device strings over many nodes.
     """
     if text in ("", "/"):
         return _EMPTY
@@ -262,6 +265,7 @@ class DeviceSet:
         ordered = tuple(sorted(set(self.devices), key=_device_order))
         object.__setattr__(self, "devices", ordered)
         object.__setattr__(self, "_by_name", {d.name: d for d in ordered})
+        object.__setattr__(self, "_matching", {})
 
     @property
     def names(self) -> list[str]:
@@ -279,7 +283,12 @@ class DeviceSet:
         return self._by_name.get(name)  # type: ignore[attr-defined]
 
     def matching(self, spec: DeviceSpec) -> list[Device]:
-        return [d for d in self.devices if spec.matches(d.spec)]
+        """TF's ``FindMatchingDevices`` (cached per spec: placement asks once per group)."""
+        cache = self._matching  # type: ignore[attr-defined]
+        found = cache.get(spec)
+        if found is None:
+            found = cache[spec] = [d for d in self.devices if spec.matches(d.spec)]
+        return found
 
     def describe(self) -> str:
         return ", ".join(d.short for d in sorted(self.devices, key=lambda d: (d.spec.job, d.spec.replica, d.spec.task, d.type, d.spec.id)))
