@@ -1,4 +1,11 @@
-"""``placelint check``: run every rule over models and report findings."""
+"""``placelint check``: run every rule over models and report findings.
+
+Order of work: config file (found upwards, or ``--config``) -> settings, with flags on
+top -> models found (pre-commit's file names mapped to their SavedModel directories) ->
+each model from the content-hash cache or analysed (``--jobs`` processes) -> per-node
+ignores -> baseline -> the chosen format -> exit status 0 clean, 1 findings at or above
+``fail-on``, 2 usage or internal error.
+"""
 
 from __future__ import annotations
 
@@ -8,29 +15,159 @@ from typing import List, Optional
 
 import typer
 
-from ..cli import (DevicesOpt, FormatOpt, PathsArg, SigOpt, SoftOpt, TagOpt, WholeOpt, _devices_line,
-                   _exit_code, _run, _settings, _usage_error, app)
+from ..cli import (DevicesOpt, PathsArg, SigOpt, SoftOpt, TagOpt, WholeOpt, _devices_line,
+                   _exit_code, _settings, _usage_error, app, EXIT_CLEAN, EXIT_FINDINGS)
+
+FORMATS = ("text", "json", "sarif", "github", "markdown")
 
 
 @app.command()
-def check(paths: List[Path] = PathsArg, devices: Optional[str] = DevicesOpt,
-          allow_soft_placement: Optional[bool] = SoftOpt, tag: Optional[str] = TagOpt,
-          signature: Optional[str] = SigOpt, whole_graph: bool = WholeOpt,
-          format: str = FormatOpt):
+def check(
+    paths: List[Path] = PathsArg,
+    devices: Optional[str] = DevicesOpt,
+    allow_soft_placement: Optional[bool] = SoftOpt,
+    tag: Optional[str] = TagOpt,
+    signature: Optional[str] = SigOpt,
+    whole_graph: bool = WholeOpt,
+    format: Optional[str] = typer.Option(
+        None, "--format", "-f", help="Output format: text, json, sarif, github (workflow "
+                                     "annotations) or markdown (a pull-request comment). "
+                                     "Default: text, or output-format in the config."),
+    output: Optional[Path] = typer.Option(
+        None, "--output", "-o", help="Write the report to FILE (the summary line still goes "
+                                     "to stderr)."),
+    config: Optional[Path] = typer.Option(
+        None, "--config", help="Config file to use instead of searching upwards for "
+                               "placelint.toml / pyproject.toml [tool.placelint]."),
+    isolated: bool = typer.Option(False, "--isolated", help="Ignore all config files."),
+    select: Optional[str] = typer.Option(
+        None, "--select", help="Only these rules: comma-separated code prefixes or names "
+                               "(PL1,cross-device-copy). Replaces select in the config."),
+    ignore: Optional[str] = typer.Option(
+        None, "--ignore", help="Skip these rules (code prefixes or names). Replaces ignore "
+                               "in the config."),
+    fail_on: Optional[str] = typer.Option(
+        None, "--fail-on", help="Lowest severity that fails the run: error, warning "
+                                "(default) or info."),
+    exit_zero: bool = typer.Option(False, "--exit-zero", help="Exit 0 even with findings "
+                                                              "(internal errors still exit 2)."),
+    baseline: Optional[Path] = typer.Option(
+        None, "--baseline", help="Hide the findings recorded in this baseline file; report "
+                                 "only new ones."),
+    write_baseline: bool = typer.Option(
+        False, "--write-baseline", help="Record the current findings in the baseline file "
+                                        "(--baseline or baseline in the config) and exit 0."),
+    jobs: Optional[int] = typer.Option(
+        None, "--jobs", "-j", min=0, help="Worker processes for many models (0 = one per "
+                                          "core, the default; 1 = no pool)."),
+    no_cache: bool = typer.Option(False, "--no-cache", help="Neither read nor write the "
+                                                            "result cache."),
+):
     """Check models and report placement and parallelism problems.
 
     Exit status: 0 clean, 1 findings, 2 usage or internal error.
     """
-    if format not in ("text", "json"):
-        _usage_error(f"unknown --format {format!r} (expected text or json)")
-    settings = _settings(devices, allow_soft_placement, tag, signature, whole_graph)
-    reports = _run(paths, settings)
-    if not reports:
-        _usage_error("no models found in " + ", ".join(str(p) for p in paths))
-    if format == "json":
-        from ..output import json_out
-        sys.stdout.write(json_out.render(reports, settings.devices))
+    from ..config import ConfigError, load_config, parse_selectors
+    from ..diagnostics import Severity
+
+    try:
+        cfg = load_config(config, isolated=isolated)
+    except ConfigError as exc:
+        _usage_error(str(exc))
+    settings = _settings(devices, allow_soft_placement, tag, signature, whole_graph, config=cfg)
+    try:
+        if select is not None:
+            settings.select = parse_selectors(select, "--select")
+        if ignore is not None:
+            settings.ignore = parse_selectors(ignore, "--ignore")
+    except ConfigError as exc:
+        _usage_error(str(exc))
+    if fail_on is not None:
+        try:
+            settings.fail_on = Severity.parse(fail_on)
+        except ValueError as exc:
+            _usage_error(f"--fail-on: {exc}")
+    fmt = format or cfg.get("output_format") or "text"
+    if fmt not in FORMATS:
+        _usage_error(f"unknown --format {fmt!r} (expected {', '.join(FORMATS)})")
+    baseline_path = baseline or cfg.path_value("baseline")
+    if write_baseline and baseline_path is None:
+        _usage_error("--write-baseline needs a file: give --baseline FILE or set baseline "
+                     "in the config")
+
+    results = _check_models(paths, settings, cfg, jobs, no_cache)
+    _apply_ignores(results, settings)
+
+    hidden = 0
+    if baseline_path is not None:
+        hidden = _apply_baseline(results, baseline_path, write_baseline)
+
+    from ..output import RunInfo, find_repo_root, render, want_colour
+    from ..output.text import summary
+    info = RunInfo(devices_line=_devices_line(settings), device_names=settings.devices.names,
+                   root=find_repo_root(), colour=output is None and want_colour(sys.stdout),
+                   baseline_hidden=hidden, cached=sum(r.cached for r in results))
+    report = render(fmt, results, info)
+    if output is None:
+        sys.stdout.write(report)
     else:
-        from ..output import text
-        sys.stdout.write(text.render(reports, _devices_line(settings), colour=sys.stdout.isatty()))
-    raise typer.Exit(_exit_code(reports, settings))
+        try:
+            output.parent.mkdir(parents=True, exist_ok=True)
+            output.write_text(report, encoding="utf-8")
+        except OSError as exc:
+            _usage_error(f"--output: cannot write {output}: {exc.strerror or exc}")
+        typer.echo(summary(results, info.devices_line, hidden), err=True)
+    code = _exit_code(results, settings)
+    raise typer.Exit(EXIT_CLEAN if exit_zero and code == EXIT_FINDINGS else code)
+
+
+def _check_models(paths, settings, cfg, jobs, no_cache):
+    """Discover the models and analyse them, through the cache and the process pool."""
+    from ..cache import CACHE_DIR_NAME, Cache
+    from ..loaders import discover
+    from ..runner import run_models
+
+    refs = discover(paths)
+    if not refs:
+        _usage_error("no models found in " + ", ".join(str(p) for p in paths))
+    cache = None
+    if not no_cache and cfg.get("cache", True):
+        cache = Cache(cfg.path_value("cache_dir") or cfg.root / CACHE_DIR_NAME)
+    if jobs is None:
+        jobs = cfg.get("jobs", 0)
+    return run_models(refs, settings, jobs=jobs, cache=cache)
+
+
+def _apply_ignores(results, settings):
+    from ..suppress import apply_per_node_ignores
+    for glob in apply_per_node_ignores(results, settings.per_node_ignores):
+        codes = ", ".join(settings.per_node_ignores[glob])
+        typer.echo(f"placelint: warning: per-node-ignores entry {glob!r} ({codes}) matched no "
+                   "finding; remove it or fix the pattern", err=True)
+
+
+def _apply_baseline(results, path: Path, write: bool) -> int:
+    """Write the baseline (and exit), or hide its findings; returns how many were hidden."""
+    from ..baseline import Baseline, BaselineError, write as write_file
+    previous = None
+    if write:
+        if path.is_file():
+            try:
+                previous = Baseline.load(path)
+            except BaselineError:
+                previous = None
+        n = write_file(path, results, previous)
+        typer.echo(f"placelint: wrote {n} finding{'s' if n != 1 else ''} to baseline {path}",
+                   err=True)
+        raise typer.Exit(EXIT_CLEAN)
+    try:
+        bl = Baseline.load(path)
+    except BaselineError as exc:
+        _usage_error(str(exc))
+    outcome = bl.apply(results)
+    if outcome.stale:
+        typer.echo(f"placelint: {len(outcome.stale)} baseline entr"
+                   f"{'y no longer occurs' if len(outcome.stale) == 1 else 'ies no longer occur'}"
+                   f" (fixed?); run with --write-baseline to drop "
+                   f"{'it' if len(outcome.stale) == 1 else 'them'}", err=True)
+    return outcome.hidden

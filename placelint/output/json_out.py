@@ -4,16 +4,18 @@ from __future__ import annotations
 
 import json
 
+from . import RunInfo
 
-def model_object(report, devices) -> dict:
+
+def model_object(result, device_names: list[str]) -> dict:
     return {
-        "model": report.path,
-        "format": report.model.format if report.model else None,
-        "entry": report.model.entry if report.model else None,
-        "devices": devices.names,
-        "diagnostics": [d.to_json() for d in report.diagnostics],
+        "model": result.path,
+        "format": result.format,
+        "entry": result.entry,
+        "devices": list(device_names),
+        "diagnostics": [d.to_json() for d in result.diagnostics],
     }
 
 
-def render(reports, devices) -> str:
-    return json.dumps([model_object(r, devices) for r in reports], indent=2) + "\n"
+def render(results, info: RunInfo) -> str:
+    return json.dumps([model_object(r, info.device_names) for r in results], indent=2) + "\n"

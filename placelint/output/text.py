@@ -1,13 +1,20 @@
-"""ruff-style text: one line per finding, then a summary line."""
+"""ruff-style text: one line per finding, then a summary line.
+
+``path:line: node: CODE [rule] severity: message (created at file.py:LINE)``. On a terminal
+the path is bold, the code and severity take the severity's colour, and the Python location
+is dim (see ``output.want_colour`` for ``NO_COLOR`` / ``FORCE_COLOR``).
+"""
 
 from __future__ import annotations
 
 from collections import Counter
 
 from ..diagnostics import Diagnostic, Severity
+from . import RunInfo, plural
 
-_COLOURS = {Severity.ERROR: "\033[31m", Severity.WARNING: "\033[33m", Severity.INFO: "\033[36m"}
-_BOLD, _DIM, _RESET = "\033[1m", "\033[2m", "\033[0m"
+_COLOURS = {Severity.ERROR: "\033[1;31m", Severity.WARNING: "\033[1;33m",
+            Severity.INFO: "\033[1;36m"}
+_BOLD, _DIM, _CYAN, _RESET = "\033[1m", "\033[2m", "\033[36m", "\033[0m"
 
 
 def format_diagnostic(d: Diagnostic, colour: bool = False) -> str:
@@ -16,10 +23,12 @@ def format_diagnostic(d: Diagnostic, colour: bool = False) -> str:
         where = f"{where}:{d.file_line}"
     node = f" {d.node}:" if d.node else ""
     sev = d.severity.value
-    head = f"{d.code} [{d.rule}] {sev}"
     if colour:
         where = f"{_BOLD}{where}{_RESET}"
-        head = f"{_COLOURS[d.severity]}{head}{_RESET}"
+        node = f" {_CYAN}{d.node}{_RESET}:" if d.node else ""
+        head = f"{_COLOURS[d.severity]}{d.code}{_RESET} [{d.rule}] {_COLOURS[d.severity]}{sev}{_RESET}"
+    else:
+        head = f"{d.code} [{d.rule}] {sev}"
     line = f"{where}:{node} {head}: {d.message}"
     if d.location is not None:
         loc = f"(created at {d.location})"
@@ -27,19 +36,21 @@ def format_diagnostic(d: Diagnostic, colour: bool = False) -> str:
     return line
 
 
-def summary(reports, devices_line: str) -> str:
-    counts = Counter(d.severity for r in reports for d in r.diagnostics)
-    with_findings = sum(1 for r in reports if r.diagnostics)
-    n = len(reports)
+def summary(results, devices_line: str, baseline_hidden: int = 0) -> str:
+    counts = Counter(d.severity for r in results for d in r.diagnostics)
+    with_findings = sum(1 for r in results if r.diagnostics)
+    n = len(results)
+    hidden = f" {plural(baseline_hidden, 'finding')} hidden by the baseline." if baseline_hidden else ""
     if not counts:
-        return f"All checks passed: {n} model{'s' if n != 1 else ''} ({devices_line})."
-    parts = [f"{counts[s]} {s.value}{'s' if counts[s] != 1 else ''}"
-             for s in (Severity.ERROR, Severity.WARNING, Severity.INFO) if counts[s]]
-    return (f"Found {', '.join(parts)} in {with_findings} of {n} model{'s' if n != 1 else ''} "
-            f"({devices_line}).")
+        return f"All checks passed: {plural(n, 'model')} ({devices_line}).{hidden}"
+    parts = [plural(counts[s], s.value) for s in (Severity.ERROR, Severity.WARNING, Severity.INFO)
+             if counts[s]]
+    return (f"Found {', '.join(parts)} in {with_findings} of {plural(n, 'model')} "
+            f"({devices_line}).{hidden}")
 
 
-def render(reports, devices_line: str, colour: bool = False) -> str:
-    lines = [format_diagnostic(d, colour) for r in reports for d in r.diagnostics]
-    lines.append(summary(reports, devices_line))
+def render(results, info: RunInfo) -> str:
+    lines = [format_diagnostic(d, info.colour) for r in results for d in r.diagnostics]
+    text = summary(results, info.devices_line, info.baseline_hidden)
+    lines.append(f"{_BOLD}{text}{_RESET}" if info.colour else text)
     return "\n".join(lines) + "\n"

@@ -1,0 +1,69 @@
+"""Markdown: a summary fit for a pull-request comment (or a GitHub job summary).
+
+A headline with the counts, a table of findings per rule, then the findings themselves in
+a collapsed table (at most ``MAX_ROWS`` rows, so a comment stays under GitHub's size limit).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from ..diagnostics import Severity
+from . import RunInfo, artifact_file, plural, relative_path
+
+MAX_ROWS = 100
+_ICONS = {Severity.ERROR: ":x:", Severity.WARNING: ":warning:", Severity.INFO: ":information_source:"}
+
+
+def cell(text: str) -> str:
+    """Text safe inside a table cell: no pipes or newlines, HTML special characters escaped."""
+    return (text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+            .replace("|", "\\|").replace("\r", " ").replace("\n", "<br>"))
+
+
+def code(text: str) -> str:
+    """Inline code inside a table cell: survives backticks and pipes (GFM unescapes ``\\|``
+    in a cell before it parses the code span)."""
+    fence = "``" if "`" in text else "`"
+    pad = " " if "`" in text else ""
+    return f"{fence}{pad}{text.replace('|', chr(92) + '|')}{pad}{fence}"
+
+
+def render(results, info: RunInfo) -> str:
+    diags = [d for r in results for d in r.diagnostics]
+    n = len(results)
+    counts = Counter(d.severity for d in diags)
+    out = []
+    if not diags:
+        out.append(f"### :white_check_mark: placelint: all checks passed ({plural(n, 'model')})")
+    else:
+        parts = [plural(counts[s], s.value) for s in (Severity.ERROR, Severity.WARNING, Severity.INFO)
+                 if counts[s]]
+        models = sum(1 for r in results if r.diagnostics)
+        out.append(f"### placelint: {', '.join(parts)} in {models} of {plural(n, 'model')}")
+    out.append("")
+    out.append(f"Target {cell(info.devices_line)}.")
+    if info.baseline_hidden:
+        out.append(f"{plural(info.baseline_hidden, 'known finding')} hidden by the baseline.")
+    if not diags:
+        return "\n".join(out) + "\n"
+
+    by_rule = Counter((d.code, d.rule, d.severity) for d in diags)
+    out += ["", "| Rule | Severity | Findings |", "|---|---|---:|"]
+    for (c, rule, sev), k in sorted(by_rule.items(), key=lambda kv: (-kv[0][2].rank, kv[0][0])):
+        out.append(f"| {c} {cell(rule)} | {_ICONS[sev]} {sev.value} | {k} |")
+
+    out += ["", f"<details><summary>{plural(len(diags), 'finding')}</summary>", "",
+            "| | Location | Node | Rule | Message |", "|---|---|---|---|---|"]
+    for d in diags[:MAX_ROWS]:
+        path = artifact_file(d)
+        where = relative_path(path, info.root) or str(path)
+        if d.file_line:
+            where += f":{d.file_line}"
+        node = code(d.node) if d.node else ""
+        out.append(f"| {_ICONS[d.severity]} | {code(where)} | {node} | {d.code} | "
+                   f"{cell(d.message)} |")
+    if len(diags) > MAX_ROWS:
+        out.append(f"| | | | | and {len(diags) - MAX_ROWS} more |")
+    out += ["", "</details>"]
+    return "\n".join(out) + "\n"

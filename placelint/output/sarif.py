@@ -1,0 +1,131 @@
+"""SARIF 2.1.0, as GitHub code scanning accepts it.
+
+- ``tool.driver.rules``: every registered rule with short description (its summary), full
+  description (the doc's "What it does"), ``help`` (the whole rule document as Markdown),
+  ``helpUri`` when the package names where its rule docs are published, and the default
+  level.
+- Every result has a *physical* location (GitHub rejects results with only logical ones):
+  the model file, relative to the repository root, with ``region.startLine`` the line of
+  the node's ``name:`` in a text model and 1 in a binary one. The node is in
+  ``logicalLocations`` and in the message.
+- ``partialFingerprints`` hash (model, rule, node), so a finding keeps its identity when
+  lines move.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from urllib.parse import quote
+
+from .. import __version__
+from ..diagnostics import Severity
+from . import RunInfo, artifact_file, relative_path
+
+SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
+LEVELS = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note"}
+SRCROOT = "%SRCROOT%"
+
+
+def rule_descriptor(rule) -> dict:
+    from ..rulebook import doc_url, parse_doc, read_doc
+    text = read_doc(rule.code, rule.name)
+    what = None
+    if text is not None:
+        try:
+            what = parse_doc(text).sections.get("What it does")
+        except ValueError:
+            what = None
+    desc = {
+        "id": rule.code,
+        "name": rule.name,
+        "shortDescription": {"text": rule.summary},
+        "fullDescription": {"text": _plain(what) if what else rule.summary},
+        "help": {"text": text if text else f"{rule.code} {rule.name}: {rule.summary}",
+                 "markdown": text if text else f"**{rule.code} {rule.name}**: {rule.summary}"},
+        "defaultConfiguration": {"level": LEVELS[rule.severity]},
+        "properties": {"tags": [rule.origin]},
+    }
+    url = doc_url(rule.code, rule.name)
+    if url:
+        desc["helpUri"] = url
+    return desc
+
+
+def _plain(markdown: str) -> str:
+    """A section as one paragraph of plain text (for ``fullDescription``)."""
+    return " ".join(markdown.replace("`", "").split())
+
+
+def _uri(path: Path, root: Path) -> dict:
+    rel = relative_path(path, root)
+    if rel is not None:
+        return {"uri": quote(rel, safe="/"), "uriBaseId": SRCROOT}
+    return {"uri": Path(path).resolve().as_uri()}
+
+
+def _fingerprint(uri: str, d) -> str:
+    return hashlib.sha256(f"{uri}\0{d.code}\0{d.node or ''}".encode()).hexdigest()[:32]
+
+
+def message_text(d) -> str:
+    if d.node and d.node not in d.message:
+        return f"Node '{d.node}': {d.message}"
+    return d.message
+
+
+def result_object(d, index: dict[str, int], root: Path) -> dict:
+    artifact = _uri(artifact_file(d), root)
+    location: dict = {"physicalLocation": {
+        "artifactLocation": artifact,
+        "region": {"startLine": d.file_line if d.file_line and d.file_line > 0 else 1},
+    }}
+    if d.node:
+        location["logicalLocations"] = [{"name": d.node, "fullyQualifiedName":
+                                         f"{d.model}::{d.node}", "kind": "member"}]
+    result = {
+        "ruleId": d.code,
+        "level": LEVELS[d.severity],
+        "message": {"text": message_text(d)},
+        "locations": [location],
+        "partialFingerprints": {"placelintFinding/v1": _fingerprint(artifact["uri"], d)},
+    }
+    if d.code in index:
+        result["ruleIndex"] = index[d.code]
+    props = {"model": d.model}
+    if d.related_nodes:
+        props["relatedNodes"] = list(d.related_nodes)
+    if d.location is not None:
+        props["pythonLocation"] = str(d.location)
+    result["properties"] = props
+    return result
+
+
+def sarif_log(results, info: RunInfo) -> dict:
+    from ..checks import all_rules
+    rules = list(all_rules())
+    index = {r.code: i for i, r in enumerate(rules)}
+    diags = [d for r in results for d in r.diagnostics]
+    root = info.root.resolve()
+    return {
+        "$schema": SCHEMA_URI,
+        "version": "2.1.0",
+        "runs": [{
+            "tool": {"driver": {
+                "name": "placelint",
+                "version": __version__,
+                "semanticVersion": __version__,
+                "informationUri": "https://pypi.org/project/placelint/",
+                "rules": [rule_descriptor(r) for r in rules],
+            }},
+            "originalUriBaseIds": {SRCROOT: {"uri": root.as_uri() + "/"}},
+            "invocations": [{"executionSuccessful": not any(d.code == "PL009" for d in diags)}],
+            "results": [result_object(d, index, root) for d in diags],
+            "properties": {"devices": list(info.device_names)},
+        }],
+    }
+
+
+def render(results, info: RunInfo) -> str:
+    return json.dumps(sarif_log(results, info), indent=2) + "\n"
