@@ -226,9 +226,12 @@ class _Placer:
                     found = {}
                 supported = sorted(((t, found[t]) for t in types if t in found),
                                    key=lambda tp: -tp[1])   # stable: keeps type order
-                n_out = info.num_outputs(node.attrs)
                 if node.op in ("_Arg", "_Retval"):
-                    n_out = 1
+                    n_out = 1       # inlined function arguments pass one tensor through
+                elif node.output_dtypes is not None:
+                    n_out = len(node.output_dtypes)
+                else:
+                    n_out = info.num_outputs(node.attrs)
             self.num_outputs.append(n_out)
             m = _Member(i, supported)
             self.members.append(m)
