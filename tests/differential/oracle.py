@@ -422,9 +422,12 @@ def analyse_partitions(
         consumers, ops = resolve_consumers(rv.name, control)
         if ops and all(op == "_Retval" for op in ops):
             kind = "retval"
-        elif any(c not in graph_nodes for c in consumers) and kind in ("data", "control"):
-            if all(c not in graph_nodes for c in consumers):
-                kind = "loop"
+        else:  # the client's _Retval sharing a model transfer is not a model consumer
+            consumers = [c for c, op in zip(consumers, ops) if op != "_Retval"]
+            if kind in ("data", "control") and consumers and all(
+                c not in graph_nodes for c in consumers
+            ):
+                kind = "loop"  # feeds only the partitioner's control-loop machinery
         transfers.append(
             Transfer(
                 tensor_name=tname,
@@ -805,6 +808,10 @@ def _worker_main() -> None:
     os.dup2(devnull, 1)  # stray prints must not corrupt the protocol
     sys.stdout = open(os.devnull, "w")  # noqa: SIM115
     stdin = sys.stdin.buffer
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    import tensorflow  # noqa: F401  (import before saying ready: case timeouts exclude it)
+
+    _write_msg(proto_out, {"ready": True})
     while True:
         try:
             req = _read_msg(stdin)
@@ -839,9 +846,12 @@ class OraclePool:
     """Up to `workers` subprocesses running :func:`tf_place`; restarts a worker that dies or
     exceeds `timeout_s` on one case (that case becomes 'unrunnable')."""
 
-    def __init__(self, workers: int = 2, timeout_s: float = 120.0) -> None:
+    def __init__(
+        self, workers: int = 2, timeout_s: float = 120.0, startup_timeout_s: float = 300.0
+    ) -> None:
         self.workers = max(1, workers)
         self.timeout_s = timeout_s
+        self.startup_timeout_s = startup_timeout_s
 
     def _spawn(self) -> subprocess.Popen[bytes]:
         env = dict(os.environ)
@@ -861,19 +871,24 @@ class OraclePool:
 
         results: list[TFResult | None] = [None] * len(requests)
         pending = deque(range(len(requests)))
-        procs: list[subprocess.Popen[bytes]] = []
-        busy: dict[int, tuple[int, float]] = {}  # proc index -> (request id, start)
+        procs: dict[int, subprocess.Popen[bytes]] = {}
+        started: dict[int, float] = {}  # worker slot -> spawn time, until it says ready
+        busy: dict[int, tuple[int, float]] = {}  # worker slot -> (request index, submit time)
         sel = selectors.DefaultSelector()
 
-        def start(i: int) -> None:
-            p = self._spawn()
-            if i < len(procs):
-                procs[i] = p
-            else:
-                procs.append(p)
-            sel.register(p.stdout, selectors.EVENT_READ, i)  # type: ignore[arg-type]
+        def spawn(i: int) -> None:
+            procs[i] = self._spawn()
+            started[i] = time.monotonic()
+            sel.register(procs[i].stdout, selectors.EVENT_READ, i)  # type: ignore[arg-type]
+
+        def retire(i: int) -> None:
+            sel.unregister(procs[i].stdout)  # type: ignore[arg-type]
+            procs[i].kill()
+            procs[i].wait()
 
         def submit(i: int) -> None:
+            if not pending:
+                return
             rid = pending.popleft()
             r = requests[rid]
             busy[i] = (rid, time.monotonic())
@@ -898,45 +913,53 @@ class OraclePool:
                 allow_soft_placement=r.allow_soft_placement,
                 unrunnable_reason=why,
             )
-            sel.unregister(procs[i].stdout)  # type: ignore[arg-type]
-            procs[i].kill()
-            procs[i].wait()
-            start(i)
+            retire(i)
+            if pending:
+                spawn(i)
 
         try:
             for i in range(min(self.workers, len(requests))):
-                start(i)
-                submit(i)
-            while busy:
-                events = sel.select(timeout=1.0)
-                for key, _ in events:
+                spawn(i)
+            while busy or started:
+                for key, _ in sel.select(timeout=1.0):
                     i = key.data
                     try:
                         msg = _read_msg(procs[i].stdout)
                     except EOFError:
+                        if i in started:
+                            raise RuntimeError(
+                                f"oracle worker exited at startup ({procs[i].poll()})"
+                            ) from None
                         fail(i, f"worker died (exit {procs[i].poll()})")
+                        continue
+                    if i in started:  # the hello
+                        assert msg == {"ready": True}, msg
+                        del started[i]
                     else:
                         busy.pop(i)
                         results[msg["id"]] = TFResult.from_dict(msg["result"])
-                    if pending and i not in busy:
+                    if pending:
                         submit(i)
                 now = time.monotonic()
-                for i, (_rid, t_start) in list(busy.items()):
-                    if now - t_start > self.timeout_s:
+                for i, t_spawn in list(started.items()):
+                    if now - t_spawn > self.startup_timeout_s:
+                        raise RuntimeError(f"oracle worker not ready in {self.startup_timeout_s}s")
+                for i, (_rid, t_submit) in list(busy.items()):
+                    if now - t_submit > self.timeout_s:
                         fail(i, f"timeout after {self.timeout_s:.0f}s")
-                        if pending:
-                            submit(i)
         finally:
-            for p in procs:
-                if p.stdin:
+            for p in procs.values():
+                if p.stdin and not p.stdin.closed:
                     p.stdin.close()
-            for p in procs:
+            for p in procs.values():
                 try:
                     p.wait(timeout=10)
                 except subprocess.TimeoutExpired:
                     p.kill()
                     p.wait()
-        return [r for r in results if r is not None] if None not in results else results  # type: ignore[return-value]
+            sel.close()
+        assert all(r is not None for r in results)
+        return results  # type: ignore[return-value]
 
 
 def tf_place_many(
