@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from pathlib import Path
 from urllib.parse import quote
 
@@ -70,7 +71,8 @@ def _fingerprint(uri: str, d) -> str:
 
 
 def message_text(d) -> str:
-    if d.node and d.node not in d.message:
+    """The message, naming the node (prefixed when the message does not name it whole)."""
+    if d.node and not re.search(rf"(?<![\w/.>-]){re.escape(d.node)}(?![\w/.>-])", d.message):
         return f"Node '{d.node}': {d.message}"
     return d.message
 
