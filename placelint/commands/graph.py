@@ -1,0 +1,101 @@
+"""``placelint graph PATH -o out.svg``: draw the analysed graph, coloured by device."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+
+from ..cli import (EXIT_ERROR, DevicesOpt, PathsArg, SigOpt, SoftOpt, TagOpt, WholeOpt, _run,
+                   _settings, _usage_error, app)
+
+#: output suffix -> Graphviz format ('dot' = the DOT source itself)
+SUFFIXES = {".svg": "svg", ".png": "png", ".pdf": "pdf", ".dot": "dot", ".gv": "dot"}
+
+
+@app.command()
+def graph(paths: List[Path] = PathsArg,
+          output: Path = typer.Option(..., "--output", "-o",
+                                      help="Output file: .svg, .png, .pdf, or .dot/.gv "
+                                           "(DOT source; needs no Graphviz)."),
+          devices: Optional[str] = DevicesOpt,
+          allow_soft_placement: Optional[bool] = SoftOpt, tag: Optional[str] = TagOpt,
+          signature: Optional[str] = SigOpt, whole_graph: bool = WholeOpt,
+          max_nodes: int = typer.Option(300, "--max-nodes", min=1,
+                                        help="Most boxes to draw; name scopes above this are "
+                                             "collapsed into one box each."),
+          expand: Optional[List[str]] = typer.Option(None, "--expand",
+                                                     help="Open this name scope whatever "
+                                                          "--max-nodes says (repeatable)."),
+          focus: Optional[str] = typer.Option(None, "--focus",
+                                              help="Draw only the neighbourhood of this node."),
+          radius: int = typer.Option(2, "--radius", min=0,
+                                     help="Hops around --focus to draw."),
+          show_cheap: bool = typer.Option(False, "--show-cheap",
+                                          help="Also draw constants, shape ops and identities "
+                                               "(hidden by default)."),
+          hub_degree: int = typer.Option(40, "--hub-degree", min=0,
+                                         help="Draw nodes with more neighbours than this apart, "
+                                              "without their edges (0: never)."),
+          timeout: float = typer.Option(30.0, "--timeout", min=1.0,
+                                        help="Seconds Graphviz may take before a cheaper "
+                                             "layout is used.")):
+    """Draw one model's graph: nodes filled by device, copies bold with bytes per step,
+    findings outlined; large graphs collapse name scopes.
+
+    Exit status: 0 drawn, 2 usage error, no Graphviz, or drawing failed.
+    """
+    from ..render.dot import to_dot
+    from ..render.run_dot import DotFailed, DotNotFound, render
+    from ..render.view import ViewError, ViewOptions, build_view, inputs_from_report
+
+    fmt = SUFFIXES.get(output.suffix.lower())
+    if fmt is None:
+        _usage_error(f"cannot tell the format of {output} (use .svg, .png, .pdf, .dot or .gv)")
+    settings = _settings(devices, allow_soft_placement, tag, signature, whole_graph)
+    t0 = time.monotonic()
+    reports = _run(paths, settings)
+    if not reports:
+        _usage_error("no models found in " + ", ".join(str(p) for p in paths))
+    if len(reports) > 1:
+        _usage_error(f"graph draws one model; {len(reports)} found: "
+                     + ", ".join(r.path for r in reports[:5]) + (" ..." if len(reports) > 5 else ""))
+    report = reports[0]
+    if report.context is None:
+        for d in report.diagnostics:
+            typer.echo(f"placelint: {report.path}: {d.code} {d.message}", err=True)
+        raise typer.Exit(EXIT_ERROR)
+    options = ViewOptions(max_nodes=max_nodes, expand=tuple(expand or ()),
+                          focus=(focus,) if focus else (), radius=radius,
+                          show_cheap=show_cheap, hub_degree=hub_degree)
+    try:
+        view = build_view(inputs_from_report(report, settings), options)
+    except ViewError as exc:
+        _usage_error(str(exc))
+    source = to_dot(view)
+    t_view = time.monotonic() - t0
+    if fmt == "dot":
+        output.write_text(source, encoding="utf-8")
+        layout = "DOT source"
+    else:
+        try:
+            result = render(source, fmt, timeout=timeout)
+        except DotNotFound as exc:
+            typer.echo(f"placelint: error: {exc}", err=True)
+            raise typer.Exit(EXIT_ERROR)
+        except DotFailed as exc:
+            typer.echo(f"placelint: error: {exc}", err=True)
+            raise typer.Exit(EXIT_ERROR)
+        output.write_bytes(result.data)
+        layout = f"{result.layout} {result.seconds:.1f} s"
+        if result.fallback:
+            typer.echo(f"placelint: warning: full dot layout timed out; used {result.layout}. "
+                       "For a better drawing use a smaller --max-nodes or --focus.", err=True)
+    units = sum(1 for u in view.units)
+    typer.echo(f"wrote {output}: {units} boxes for {view.drawn_nodes} of {view.total_nodes} nodes, "
+               f"{len(view.edges)} edges, {view.copies} copies "
+               f"(analysis {t_view:.1f} s, {layout})")
+    for note in view.notes:
+        typer.echo(f"note: {note}", err=True)
