@@ -1,0 +1,135 @@
+"""The graph as integer arrays in topological order, for linear-time analyses.
+
+TF1 while loops make cycles (``NextIteration -> Merge``); their back edges are dropped
+(``Graph.is_back_edge``). Should a malformed graph still have a cycle, its remaining
+nodes are appended in graph order and every edge that points backwards in the final
+order is dropped too (``IndexedDag.dropped_cycle_edges`` counts them), so the arrays always
+describe a DAG.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..model.graph import Graph, Node
+
+BACK_EDGE_SOURCES = frozenset({"NextIteration", "RefNextIteration"})
+
+
+@dataclass
+class IndexedDag:
+    nodes: list[Node]            #: by index
+    index: dict[str, int]        #: node name -> index
+    order: np.ndarray            #: node indices in topological order
+    position: np.ndarray         #: index -> position in ``order``
+    src: np.ndarray              #: DAG edges (int64), data and control
+    dst: np.ndarray
+    control: np.ndarray          #: bool per edge
+    dropped_cycle_edges: int = 0
+
+    @property
+    def n(self) -> int:
+        return len(self.nodes)
+
+
+def index_graph(graph: Graph) -> IndexedDag:
+    nodes = list(graph.nodes.values())
+    index = {node.name: i for i, node in enumerate(nodes)}
+    src_l: list[int] = []
+    dst_l: list[int] = []
+    ctl_l: list[bool] = []
+    for i, node in enumerate(nodes):
+        for e in node.in_edges:
+            s = index.get(e.src)
+            if s is None or nodes[s].op in BACK_EDGE_SOURCES:
+                continue
+            src_l.append(s)
+            dst_l.append(i)
+            ctl_l.append(e.src_slot < 0)
+    n = len(nodes)
+    src = np.asarray(src_l, dtype=np.int64)
+    dst = np.asarray(dst_l, dtype=np.int64)
+    control = np.asarray(ctl_l, dtype=bool)
+    order = topological_order(n, src, dst)
+    position = np.empty(n, dtype=np.int64)
+    position[order] = np.arange(n, dtype=np.int64)
+    forward = position[src] < position[dst]
+    dropped = int(forward.size - np.count_nonzero(forward))
+    if dropped:
+        src, dst, control = src[forward], dst[forward], control[forward]
+    return IndexedDag(nodes, index, order, position, src, dst, control, dropped)
+
+
+def topological_order(n: int, src: np.ndarray, dst: np.ndarray) -> np.ndarray:
+    """Kahn's algorithm; nodes on a cycle come last, in index order."""
+    if n == 0:
+        return np.zeros(0, dtype=np.int64)
+    indeg = np.bincount(dst, minlength=n).astype(np.int64)
+    by_src = np.argsort(src, kind="stable")
+    succ = dst[by_src].tolist()
+    starts = np.searchsorted(src[by_src], np.arange(n + 1)).tolist()
+    deg = indeg.tolist()
+    stack = np.flatnonzero(indeg == 0)[::-1].tolist()
+    out: list[int] = []
+    append = out.append
+    pop = stack.pop
+    push = stack.append
+    while stack:
+        v = pop()
+        append(v)
+        for j in range(starts[v], starts[v + 1]):
+            w = succ[j]
+            d = deg[w] - 1
+            deg[w] = d
+            if d == 0:
+                push(w)
+    if len(out) < n:
+        seen = np.zeros(n, dtype=bool)
+        seen[out] = True
+        out.extend(np.flatnonzero(~seen).tolist())
+    return np.asarray(out, dtype=np.int64)
+
+
+def longest_path(dag: IndexedDag, weight: np.ndarray, *, edges: np.ndarray | None = None
+                 ) -> tuple[float, list[int]]:
+    """Heaviest path (sum of node weights) in the DAG, and its nodes (indices, in order).
+
+    ``edges`` optionally selects a subset of the DAG's edges (bool mask).
+    """
+    n = dag.n
+    if n == 0:
+        return 0.0, []
+    src, dst = dag.src, dag.dst
+    if edges is not None:
+        src, dst = src[edges], dst[edges]
+    # Process edges grouped by their destination's position: relaxing in that order is a
+    # single pass in topological order.
+    by_dst = np.argsort(dag.position[dst], kind="stable")
+    src_s = src[by_dst].tolist()
+    dst_s = dst[by_dst].tolist()
+    w = weight.tolist()
+    best = list(w)          # heaviest path ending at v, including v
+    pred = [-1] * n
+    k = 0
+    m = len(dst_s)
+    for v in dag.order.tolist():
+        top = 0.0
+        arg = -1
+        while k < m and dst_s[k] == v:
+            u = src_s[k]
+            if arg < 0 or best[u] > top:
+                top, arg = best[u], u
+            k += 1
+        if arg >= 0:
+            best[v] = w[v] + top
+            pred[v] = arg
+    end = max(range(n), key=best.__getitem__)
+    path = []
+    v = end
+    while v >= 0:
+        path.append(v)
+        v = pred[v]
+    path.reverse()
+    return float(best[end]), path
