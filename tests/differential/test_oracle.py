@@ -216,6 +216,37 @@ def test_cross_device_control_edge_is_a_dummy_const_transfer(tf: Any) -> None:
 
 
 @pytest.mark.tf
+def test_identity_heuristic_follows_input(tf: Any) -> None:
+    # placer.cc MatchIdentityOperation: an Identity with no request, exactly one in-edge and one
+    # out-edge (control edges count), whose input and output *request* the same device string,
+    # is placed with its input (like Shape/Size/Rank), not on the first candidate.
+    def build(tf: Any, tf1: Any) -> None:
+        with tf.device("/cpu:2"):
+            a = rnd(tf, "a")
+        i_same = tf.identity(a, name="i_same")
+        i_diff = tf.identity(a, name="i_diff")
+        i_two = tf.identity(a, name="i_two")
+        with tf.device("/cpu:2"):
+            tf.negative(i_same, name="out_same")
+            tf.negative(i_two, name="out_two_a")
+            tf.negative(i_two, name="out_two_b")
+        with tf.device("/cpu:1"):
+            tf.negative(i_diff, name="out_diff")
+        x = rnd(tf, "x")  # requests nothing, placed on CPU:1 through its colocation group
+        i_free = tf.identity(x, name="i_free")
+        tf.negative(i_free, name="out_free")  # requests nothing either: '' == ''
+
+    data = graph_bytes(tf, build, devices={"x": ""}, classes={"x": ["loc:@out_diff"]})
+    r = tf_place(data, n_cpus=3)
+    assert r.status == "placed"
+    assert r.placement["i_same"] == CPU2  # neighbours request '/device:CPU:2' both
+    assert r.placement["i_diff"] == CPU0  # '/device:CPU:2' vs '/device:CPU:1': first candidate
+    assert r.placement["i_two"] == CPU0  # two out-edges
+    assert r.placement["x"] == CPU1
+    assert r.placement["i_free"] == CPU1 and r.placement["out_free"] == CPU0
+
+
+@pytest.mark.tf
 def test_assign_pinned_elsewhere_follows_its_variable_value_stays(tf: Any) -> None:
     # The conv1_2/Assign_3/value pattern: the Assign is created under another device scope.
     def build(tf: Any, tf1: Any) -> None:
