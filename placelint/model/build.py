@@ -20,12 +20,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..diagnostics import Diagnostic, Severity
+from ..diagnostics import Diagnostic, Severity, list_names
 from ..opdb import get_opdb
 from ..proto import AttrValue, GraphDef, NodeDef
 from .devices import parse_device
 from .graph import Edge, Graph, Node
 from .shapes import static_output_shapes
+from .validate import validate
 
 DT_RESOURCE = 20
 CALL_OPS = ("PartitionedCall", "StatefulPartitionedCall")
@@ -35,8 +36,13 @@ CONTROL_FLOW_FUNCS = {
     "Case": ("branches",), "StatelessCase": ("branches",),
 }
 #: Expansion stops (with a diagnostic) beyond this many nodes: a library whose functions
-#: call each other many times over can blow up exponentially.
-MAX_EXPANDED_NODES = 4_000_000
+#: call each other many times over can blow up exponentially (~17 s per million nodes).
+MAX_EXPANDED_NODES = 1_000_000
+#: Calls nested deeper than this are left unexpanded (with a diagnostic): expansion
+#: recurses once per level, and real models nest a handful of levels.
+MAX_CALL_DEPTH = 100
+#: Largest output index TensorFlow can parse (``name:k`` with k an int32).
+MAX_SLOT = 2**31 - 1
 
 
 @dataclass
@@ -67,13 +73,21 @@ def parse_input(ref: str) -> tuple[str, int]:
     Returns slot -2 for an unparsable output index.
     """
     if ref.startswith("^"):
-        return ref[1:], -1
+        return (ref[1:], -1) if ref[1:] and ":" not in ref else (ref, -2)
     name, sep, idx = ref.rpartition(":")
     if not sep:
-        return ref, 0
-    if idx.isdigit():
-        return name, int(idx)
+        return (ref, 0) if ref else (ref, -2)
+    slot = _slot(idx)
+    if name and slot is not None:
+        return name, slot
     return ref, -2
+
+
+def _slot(text: str) -> int | None:
+    """An output index as TF parses it: ASCII digits within int32."""
+    if text.isascii() and text.isdigit() and len(text) <= 10 and int(text) <= MAX_SLOT:
+        return int(text)
+    return None
 
 
 class _Builder:
@@ -89,6 +103,8 @@ class _Builder:
         self.pending: list[tuple[str, int, str, int, str]] = []
         self.input_types: dict[str, list[int] | None] = {}
         self.budget_exhausted = False
+        self.depth_exceeded = False
+        self._duplicates: set[str] = set()
         # expanded body node name -> its NodeDef (to resolve ``node:out_arg:idx`` inputs)
         self._body_nodedefs: dict[str, NodeDef] = {}
 
@@ -96,10 +112,13 @@ class _Builder:
     def add_nodedef(self, nd: NodeDef, *, name: str, device: str, function: str, call_site: str,
                     loop: str, resolve, stack: tuple[str, ...]):
         if name in self.graph.nodes:
+            if name in self._duplicates:
+                return
+            self._duplicates.add(name)
             self.diags.append(_diag("PL005", "invalid-graph",
-                                    f"duplicate node name '{name}': TensorFlow refuses the graph "
-                                    f"('Node name contains invalid characters' / 'Duplicate node "
-                                    f"name in graph: {name}')", node=name))
+                                    f"duplicate node name '{name}': only the first node of that "
+                                    f"name is analysed (TensorFlow: \"Node '{name}' is not "
+                                    "unique\")", node=name))
             return
         if len(self.graph.nodes) >= MAX_EXPANDED_NODES:
             if not self.budget_exhausted:
@@ -129,17 +148,19 @@ class _Builder:
 
     def _add_inputs(self, node: Node, inputs, resolve):
         slot = 0
-        seen_control = False
+        seen_control = 0
         for ref in inputs:
             src, src_slot, text = resolve(ref)
             if src_slot == -1:
-                seen_control = True
+                seen_control = seen_control or 1
                 self.pending.append((src, -1, node.name, -1, text))
                 continue
-            if seen_control:
+            if seen_control == 1:
+                seen_control = 2   # once per node
                 self.diags.append(_diag("PL005", "invalid-graph",
                                         f"node '{node.name}' lists data input '{text}' after a "
-                                        "control input; TensorFlow refuses such a NodeDef",
+                                        f"control input (TensorFlow: \"Node '{node.name}': Control "
+                                        "dependencies must come after regular dependencies\")",
                                         node=node.name))
             self.pending.append((src, src_slot, node.name, slot, text))
             slot += 1
@@ -148,17 +169,26 @@ class _Builder:
     def _expand_call(self, nd, name, fname, device, function, call_site, loop, resolve, stack) -> bool:
         fdef = self.library.get(fname)
         if fdef is None:
+            what = (f"calls function '{fname}', which is not in the graph's function library"
+                    if fname else f"({nd.op}) names no function (its 'f' attr is missing or empty)")
             self.diags.append(_diag("PL004", "missing-function",
-                                    f"node '{name}' calls function '{fname}', which is not in the "
-                                    "graph's function library; its body cannot be analysed",
+                                    f"node '{name}' {what}; its body cannot be analysed",
                                     node=name))
             return False
         if fname in stack:
-            chain = " -> ".join((*stack[stack.index(fname):], fname))
+            chain = _chain((*stack[stack.index(fname):], fname))
             self.diags.append(_diag("PL003", "recursive-function",
                                     f"function '{fname}' calls itself ({chain}); TensorFlow cannot "
                                     "place recursive functions (UNIMPLEMENTED), and the call is "
                                     "analysed as an opaque node", node=name))
+            return False
+        if len(stack) >= MAX_CALL_DEPTH:
+            if not self.depth_exceeded:
+                self.depth_exceeded = True
+                self.diags.append(_diag("PL002", "unsupported-format",
+                                        f"function calls are nested more than {MAX_CALL_DEPTH} "
+                                        f"levels deep ({_chain(stack[:3])} -> ...); deeper calls "
+                                        "are analysed as opaque nodes", node=name))
             return False
         prefix = name + "/"
         sig = fdef.signature
@@ -167,20 +197,27 @@ class _Builder:
         data_refs = [r for r in nd.input if not r.startswith("^")]
         control_refs = [r for r in nd.input if r.startswith("^")]
         taken = {n.name for n in fdef.node_def}
+        nodes = self.graph.nodes
 
         def unique(base: str) -> str:
-            return base if base not in taken else base + "_0"
+            """A name for a node placelint adds (``_Arg``, ``_Retval``, control NoOps) that
+            clashes with no body node and no node already in the graph."""
+            candidate, i = base, 0
+            while candidate in taken or prefix + candidate in nodes:
+                candidate, i = f"{base}_{i}", i + 1
+            taken.add(candidate)
+            return prefix + candidate
 
         arg_nodes: dict[str, str] = {}
         entry_control = None
         if control_refs:
-            entry_control = prefix + "input_control_node"
+            entry_control = unique("input_control_node")
             ctl = self.graph.add_node(Node(name=entry_control, op="NoOp", device=device,
                                            spec=parse_device(device), function=fname,
                                            call_site=name, loop=loop))
             self._add_inputs(ctl, control_refs, resolve)
         for i, arg in enumerate(sig.input_arg):
-            arg_name = prefix + unique(arg.name)
+            arg_name = unique(arg.name)
             arg_nodes[arg.name] = arg_name
             dtype = arg.type or _attr_type(nd, arg.type_attr)
             node = self.graph.add_node(Node(
@@ -208,7 +245,7 @@ class _Builder:
 
         ret_nodes = []
         for i, out in enumerate(sig.output_arg):
-            ret_name = prefix + unique(out.name)
+            ret_name = unique(out.name)
             dtype = out.type or _attr_type(nd, out.type_attr)
             node = self.graph.add_node(Node(
                 name=ret_name, op="_Retval", device=device, spec=parse_device(device),
@@ -220,7 +257,7 @@ class _Builder:
                 self._add_inputs(node, [ref], body_resolve)
             self.alias[(name, i)] = (ret_name, 0)
             ret_nodes.append(ret_name)
-        exit_control = prefix + "output_control_node"
+        exit_control = unique("output_control_node")
         self.graph.add_node(Node(name=exit_control, op="NoOp", device=device,
                                  spec=parse_device(device), function=fname, call_site=name,
                                  loop=loop))
@@ -244,7 +281,7 @@ class _Builder:
                 if parts[0] in arg_nodes:
                     return arg_nodes[parts[0]], 0, ref
                 return prefix + parts[0], 0, ref
-            if len(parts) == 3 and parts[2].isdigit():
+            if len(parts) == 3 and _slot(parts[2]) is not None:
                 src, out_arg, idx = parts[0], parts[1], int(parts[2])
                 start = builder._output_arg_start(prefix + src, src, out_arg, opdb, library)
                 if start is None:
@@ -305,6 +342,10 @@ class _Builder:
     # -- edges -------------------------------------------------------------------
     def finish(self) -> BuildResult:
         nodes = self.graph.nodes
+        # per destination node: inputs that name no node / that cannot be parsed (a node
+        # with a huge fan-in gets one diagnostic, listing a bounded number of names)
+        missing: dict[str, list[str]] = {}
+        unreadable: dict[str, list[str]] = {}
         for src, slot, dst, dst_slot, text in self.pending:
             if slot == -1:
                 src = self.control_alias.get(src, src)
@@ -314,17 +355,24 @@ class _Builder:
             if dst not in nodes:
                 continue
             if slot == -2:
-                self.diags.append(_diag("PL005", "invalid-graph",
-                                        f"node '{dst}' has an unreadable input '{text}'", node=dst))
-                continue
-            if src not in nodes:
-                self.diags.append(_diag("PL005", "invalid-graph",
-                                        f"node '{dst}' has input '{text}', but no node '{src}' "
-                                        "exists (TensorFlow: 'Node ... has inputs from missing "
-                                        "node')", node=dst))
-                continue
-            self.graph.add_edge(Edge(src, slot, dst, dst_slot))
+                unreadable.setdefault(dst, []).append(text)
+            elif src not in nodes:
+                missing.setdefault(dst, []).append(text)
+            else:
+                self.graph.add_edge(Edge(src, slot, dst, dst_slot))
+        for dst, texts in unreadable.items():
+            self.diags.append(_diag("PL005", "invalid-graph",
+                                    f"node '{dst}' has malformed input name(s) {_quoted(texts)} "
+                                    "(an input is 'node', 'node:k' or '^node'; TensorFlow: "
+                                    f"\"Node '{dst}': Unknown input node '{texts[0]}'\")",
+                                    node=dst))
+        for dst, texts in missing.items():
+            self.diags.append(_diag("PL005", "invalid-graph",
+                                    f"node '{dst}' has input(s) from missing node(s) "
+                                    f"{_quoted(texts)} (TensorFlow: \"Node '{dst}': Unknown "
+                                    f"input node '{texts[0]}'\")", node=dst))
         self._type_edges()
+        self.diags.extend(validate(self.graph))
         return BuildResult(self.graph, self.diags, self.alias)
 
     def _type_edges(self):
@@ -337,22 +385,32 @@ class _Builder:
                 node.output_shapes = static_output_shapes(node)
             types = self.input_types.get(node.name) if node.name in self.input_types else (
                 info.input_types(node.attrs) if info is not None else None)
+            bad: list[Edge] = []
             for e in node.in_edges:
                 if e.control:
                     continue
                 src = self.graph.nodes[e.src]
                 n_out = len(src.output_dtypes) if src.output_dtypes is not None else None
                 if n_out is not None and e.src_slot >= n_out and src.op not in ("_Arg",):
-                    self.diags.append(_diag("PL005", "invalid-graph",
-                                            f"node '{e.dst}' reads output {e.src_slot} of "
-                                            f"'{e.src}' ({src.op}), which has only {n_out} "
-                                            "output(s)", node=e.dst, related=[e.src]))
+                    bad.append(e)
                 if types is not None and e.dst_slot < len(types):
                     e.dtype = types[e.dst_slot]
                 elif src.output_dtypes is not None and e.src_slot < len(src.output_dtypes):
                     e.dtype = src.output_dtypes[e.src_slot]
                 if e.dtype is not None:
                     e.ref = e.dtype == DT_RESOURCE or e.dtype > 100
+            if bad:
+                e, src = bad[0], self.graph.nodes[bad[0].src]
+                n_out = len(src.output_dtypes or ())
+                more = (f"; also {list_names([x.tensor for x in bad[1:]], limit=5)}"
+                        if len(bad) > 1 else "")
+                self.diags.append(_diag("PL005", "invalid-graph",
+                                        f"node '{e.dst}' reads output {e.src_slot} of '{e.src}' "
+                                        f"({src.op}), which has only {n_out} output(s){more} "
+                                        f"(TensorFlow: \"Node '{e.dst}': Connecting to invalid "
+                                        f"output {e.src_slot} of source node {e.src} which has "
+                                        f"{n_out} outputs\")", node=e.dst,
+                                        related=sorted({x.src for x in bad})[:10]))
 
 
 def _arg_attrs(dtype: int | None, index: int) -> dict[str, AttrValue]:
@@ -361,6 +419,18 @@ def _arg_attrs(dtype: int | None, index: int) -> dict[str, AttrValue]:
     if dtype:
         attrs["T"] = AttrValue(type=dtype)
     return attrs
+
+
+def _chain(names) -> str:
+    """``f -> g -> f``, bounded."""
+    names = list(names)
+    if len(names) > 8:
+        names = names[:6] + [f"... ({len(names) - 7} more)", names[-1]]
+    return " -> ".join(names)
+
+
+def _quoted(texts: list[str], limit: int = 5) -> str:
+    return list_names([f"'{t}'" for t in texts], limit=limit)
 
 
 def _attr_type(nd: NodeDef, attr: str) -> int | None:

@@ -1,0 +1,184 @@
+"""Structural checks TensorFlow makes on import or at the first run, on the built ``Graph``.
+
+* Cycles: TF's graph import (``GraphConstructor``, graph_constructor.cc) processes nodes
+  in topological order and refuses what is left over as ``N nodes in a cycle``; the only
+  exception is a ``Merge`` fed by a ``NextIteration`` (a TF1 while loop), which becomes
+  ready after one data input. Every analysis assumes that ``Graph.dag_edges`` (all edges
+  but loop back edges) is acyclic, so a cycle elsewhere is reported and the edges closing
+  it are removed from the graph: analyses never loop on it.
+* Frames: ``Exit`` leaves a while-loop frame; TF fails at the first run with ``Invalid
+  Exit op: Cannot find a corresponding Enter op.`` when an ``Exit`` is not inside one
+  (``BuildControlFlowInfo``, control_flow.cc).
+
+Everything here is iterative and linear in the size of the graph.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+
+from ..diagnostics import Diagnostic, Severity, list_names
+from .graph import Edge, Graph
+
+NEXT_ITERATION = ("NextIteration", "RefNextIteration")
+MERGE = ("Merge", "RefMerge")
+ENTER = ("Enter", "RefEnter")
+EXIT = ("Exit", "RefExit")
+
+
+def _diag(message: str, node: str | None, related=()) -> Diagnostic:
+    return Diagnostic(code="PL005", rule="invalid-graph", severity=Severity.ERROR,
+                      message=message, node=node, related_nodes=list(related))
+
+
+def validate(graph: Graph) -> list[Diagnostic]:
+    """Check ``graph`` in place: report what TF refuses and break illegal cycles."""
+    diags = []
+    diags.extend(check_cycles(graph))
+    diags.extend(check_frames(graph))
+    return diags
+
+
+# -- cycles -------------------------------------------------------------------------
+def unprocessed_nodes(graph: Graph) -> set[str]:
+    """Nodes TF's import cannot order: in a cycle that is not a while loop, or after one."""
+    nodes = graph.nodes
+    pending: dict[str, int] = {}
+    ready: deque[str] = deque()
+    for name, node in nodes.items():
+        count = len(node.in_edges)
+        if node.op in MERGE and any(nodes[e.src].op in NEXT_ITERATION
+                                    for e in node.in_edges if not e.control):
+            count = len(node.control_inputs) + 1
+        pending[name] = count
+        if count == 0:
+            ready.append(name)
+    done: set[str] = set()
+    while ready:
+        name = ready.popleft()
+        done.add(name)
+        for e in nodes[name].out_edges:
+            pending[e.dst] -= 1
+            if pending[e.dst] == 0:
+                ready.append(e.dst)
+    return set(nodes) - done
+
+
+def _find_cycle(graph: Graph, left: set[str]) -> list[str]:
+    """One cycle among ``left`` (every node there has a predecessor there): walk back."""
+    start = min(left)
+    seen: dict[str, int] = {}
+    path: list[str] = []
+    name = start
+    while name not in seen:
+        seen[name] = len(path)
+        path.append(name)
+        preds = sorted(e.src for e in graph.nodes[name].in_edges if e.src in left)
+        if not preds:   # cannot happen for Kahn leftovers; be safe
+            return path
+        name = preds[0]
+    cycle = path[seen[name]:]
+    cycle.reverse()     # walked against the edges
+    return cycle
+
+
+def _closing_edges(graph: Graph) -> list[Edge]:
+    """Edges (other than loop back edges) whose removal leaves the graph acyclic:
+    the back edges of an iterative depth-first search."""
+    nodes = graph.nodes
+    state: dict[str, int] = {}   # 1 = on the stack, 2 = finished
+    closing: list[Edge] = []
+    for root in nodes:
+        if root in state:
+            continue
+        state[root] = 1
+        stack = [(root, iter(nodes[root].out_edges))]
+        while stack:
+            name, it = stack[-1]
+            for e in it:
+                if graph.is_back_edge(e):
+                    continue
+                s = state.get(e.dst)
+                if s == 1:
+                    closing.append(e)
+                elif s is None:
+                    state[e.dst] = 1
+                    stack.append((e.dst, iter(nodes[e.dst].out_edges)))
+                    break
+            else:
+                state[name] = 2
+                stack.pop()
+    return closing
+
+
+def _remove_edge(graph: Graph, edge: Edge) -> None:
+    nodes = graph.nodes
+    nodes[edge.src].out_edges = [e for e in nodes[edge.src].out_edges if e is not edge]
+    nodes[edge.dst].in_edges = [e for e in nodes[edge.dst].in_edges if e is not edge]
+    graph._nx = None
+
+
+def format_path(names: list[str], limit: int = 8) -> str:
+    """``a -> b -> c -> a``, eliding the middle of long cycles."""
+    names = names + names[:1]
+    if len(names) > limit:
+        names = names[:limit - 2] + [f"... ({len(names) - limit + 1} more)", names[-1]]
+    return " -> ".join(names)
+
+
+def check_cycles(graph: Graph) -> list[Diagnostic]:
+    """Report cycles TF refuses and remove the edges closing any cycle that is not a loop."""
+    left = unprocessed_nodes(graph)
+    cycle = _find_cycle(graph, left) if left else []
+    closing = _closing_edges(graph)
+    for e in closing:
+        _remove_edge(graph, e)
+    ignored = ""
+    if closing:
+        edges = list_names([f"{e.src} -> {e.dst}" for e in closing], limit=5)
+        ignored = f"; placelint ignores the edge(s) {edges} to analyse the rest"
+    if cycle:
+        return [_diag(f"{len(left)} nodes are in or after a cycle that is not a while loop "
+                      f"({format_path(cycle)}); TensorFlow refuses the graph ('{len(left)} "
+                      "nodes in a cycle'): only NextIteration -> Merge may close a cycle"
+                      + ignored, node=cycle[0], related=cycle[1:10])]
+    if closing:
+        e = closing[0]
+        return [_diag("a cycle goes through a while loop's Merge without passing its "
+                      f"NextIteration (closed by {e.src} -> {e.dst})" + ignored,
+                      node=e.dst, related=[e.src])]
+    return []
+
+
+# -- while-loop frames --------------------------------------------------------------
+def check_frames(graph: Graph) -> list[Diagnostic]:
+    nodes = graph.nodes
+    if not any(n.op in EXIT for n in nodes.values()):
+        return []
+    depth: dict[str, int] = {}
+    queue: deque[str] = deque()
+    for name, node in nodes.items():
+        if not node.in_edges:
+            depth[name] = 0
+            queue.append(name)
+    bad: list[str] = []
+    while queue:
+        name = queue.popleft()
+        node = nodes[name]
+        d = depth[name]
+        if node.op in EXIT:
+            if d <= 0:
+                bad.append(name)
+            d = max(d - 1, 0)
+        for e in node.out_edges:
+            if e.dst in depth:
+                continue
+            depth[e.dst] = d + 1 if nodes[e.dst].op in ENTER else d
+            queue.append(e.dst)
+    if not bad:
+        return []
+    return [_diag(f"Exit node '{bad[0]}' is not inside a while loop (no Enter leads to it); "
+                  "TensorFlow fails at the first run with 'Invalid Exit op: Cannot find a "
+                  f"corresponding Enter op.'"
+                  + (f" Also: {list_names(bad[1:])}." if len(bad) > 1 else ""),
+                  node=bad[0], related=bad[1:10])]
