@@ -14,9 +14,11 @@ from pathlib import Path
 from ..proto import GraphDef
 from .debuginfo import DebugInfo
 from .discover import CHUNKED_SAVED_MODEL, SAVED_MODEL_FILES, ModelRef, discover
-from .read import GRAPHDEF, METAGRAPH, SAVEDMODEL, DEFAULT_MAX_TEXT_BYTES, LoadError, read_model_file
+from .read import (CHUNKED_MESSAGE, DEFAULT_MAX_TEXT_BYTES, GRAPHDEF, METAGRAPH, SAVEDMODEL,
+                   LoadError, parse_size, read_model_file)
 
-__all__ = ["LoadOptions", "RawModel", "LoadError", "ModelRef", "discover", "load_raw"]
+__all__ = ["LoadOptions", "RawModel", "LoadError", "ModelRef", "discover", "load_raw",
+           "parse_size"]
 
 DEFAULT_TAG = "serve"
 DEFAULT_SIGNATURE = "serving_default"
@@ -46,6 +48,8 @@ def load_raw(ref: ModelRef, options: LoadOptions | None = None) -> RawModel:
     """Read one model. Raises ``LoadError`` with a rule code and a user-facing message."""
     options = options or LoadOptions()
     if ref.kind == "missing":
+        if ref.path.exists():   # a FIFO, socket or device named on the command line
+            raise LoadError("PL001", "not a regular file (a FIFO, socket or device)")
         raise LoadError("PL001", "no such file or directory")
     if ref.kind == SAVEDMODEL:
         return _load_saved_model(ref, options)
@@ -71,9 +75,9 @@ def _load_saved_model(ref: ModelRef, options: LoadOptions) -> RawModel:
             break
     else:
         if (root / CHUNKED_SAVED_MODEL).is_file():
-            raise LoadError("PL002", "unsupported format: chunked SavedModel (saved_model.cpb, "
-                                     "written for models over 2 GiB) is not supported yet")
-        raise LoadError("PL001", "SavedModel directory has no saved_model.pb or saved_model.pbtxt")
+            raise LoadError("PL002", CHUNKED_MESSAGE)
+        raise LoadError("PL001", "SavedModel directory has no graph: no saved_model.pb or "
+                                 "saved_model.pbtxt (only variables or assets?)")
     path = root / fname
     parsed = read_model_file(path, expect=SAVEDMODEL, max_text_bytes=options.max_text_bytes)
     if parsed.kind != SAVEDMODEL:
@@ -108,6 +112,8 @@ def _from_saved_model_message(ref, path, saved_model, options, fmt) -> RawModel:
 
 
 def _from_metagraph(ref, path, meta, options, fmt) -> RawModel:
+    if not meta.HasField("graph_def"):
+        raise LoadError("PL001", "the MetaGraph has no graph (graph_def is missing)")
     raw = RawModel(ref, path, fmt, meta.graph_def)
     if options.whole_graph:
         raw.entry = "whole graph (--whole-graph)"
@@ -131,7 +137,9 @@ def _from_metagraph(ref, path, meta, options, fmt) -> RawModel:
     return raw
 
 
-_NODE_NAME = re.compile(r'^\s*node\s*\{\s*\n?\s*name:\s*"((?:[^"\\]|\\.)*)"', re.M)
+# Linear-time on any input: no two adjacent quantifiers can match the same characters
+# (``^\s*`` under re.M went quadratic on a million blank lines).
+_NODE_NAME = re.compile(r'^[ \t]*node[ \t]*\{\s*name[ \t]*:[ \t]*"((?:[^"\\\n]|\\.)*)"', re.M)
 
 
 def node_lines(text: str) -> dict[str, int]:

@@ -35,8 +35,14 @@ class ModelRef:
         return str(self.path)
 
 
+#: Files that mark a SavedModel directory even when its graph file is missing (reported
+#: as PL001 rather than skipped, so a half-copied model does not pass silently).
+SAVED_MODEL_MARKERS = ("fingerprint.pb", "variables/variables.index")
+
+
 def is_saved_model_dir(path: Path) -> bool:
-    return any((path / f).is_file() for f in (*SAVED_MODEL_FILES, CHUNKED_SAVED_MODEL))
+    return any((path / f).is_file()
+               for f in (*SAVED_MODEL_FILES, CHUNKED_SAVED_MODEL, *SAVED_MODEL_MARKERS))
 
 
 #: Subdirectories of a SavedModel directory (assets may nest further).

@@ -7,6 +7,8 @@ Every failure is a ``LoadError`` with a stable code and a message a user can act
 from __future__ import annotations
 
 import os
+import re
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -17,13 +19,15 @@ from ..proto import GraphDef, MetaGraphDef, SavedModel
 
 #: protobuf refuses messages over 2 GiB; checked by size before reading.
 PROTOBUF_LIMIT = 2**31 - 1
-#: protobuf's text parser is pure Python (~20 s per 100k nodes): text models above this
-#: size are refused unless the limit is raised (``--max-text-size``).
-DEFAULT_MAX_TEXT_BYTES = 64 * 2**20
+#: protobuf's text parser is pure Python (~0.7 s per MiB here, ~20 s per 100k nodes): text
+#: models above this size are refused unless the limit is raised (``--max-text-size``).
+DEFAULT_MAX_TEXT_BYTES = 32 * 2**20
 #: text_format has no depth cap by default and dies with RecursionError on deep nesting.
 TEXT_MAX_DEPTH = 100
 
 LFS_POINTER = b"version https://git-lfs.github.com/spec/"
+CHUNKED_MESSAGE = ("unsupported format: chunked SavedModel (saved_model.cpb, written by "
+                   "TensorFlow for models over 2 GiB) is not supported yet")
 
 GRAPHDEF, METAGRAPH, SAVEDMODEL = "graphdef", "metagraph", "savedmodel"
 
@@ -57,9 +61,15 @@ def read_model_file(path: Path, *, expect: str | None = None,
                     max_text_bytes: int = DEFAULT_MAX_TEXT_BYTES) -> ParsedFile:
     """Read and parse one model file; ``expect`` is the kind the name suggests."""
     try:
-        size = path.stat().st_size
+        st = path.stat()
     except OSError as exc:
         raise LoadError("PL001", f"cannot read file: {exc.strerror or exc}") from None
+    if not stat.S_ISREG(st.st_mode):
+        # a FIFO or a device would block or never end
+        raise LoadError("PL001", "not a regular file (a directory, FIFO, socket or device)")
+    size = st.st_size
+    if path.suffix.lower() == ".cpb":
+        raise LoadError("PL002", CHUNKED_MESSAGE)
     if size > PROTOBUF_LIMIT:
         raise LoadError("PL001", f"file is {size / 2**30:.1f} GiB; protobuf cannot parse messages "
                                  "over 2 GiB, so TensorFlow cannot load it either")
@@ -71,16 +81,21 @@ def read_model_file(path: Path, *, expect: str | None = None,
                                          "`git lfs pull` to fetch the real file")
             if _looks_like_text(head):
                 if size > max_text_bytes:
-                    raise LoadError("PL001", f"text model is {size / 2**20:.0f} MiB, over the "
-                                             f"{max_text_bytes / 2**20:.0f} MiB limit for text "
-                                             "parsing (raise it with --max-text-size, or convert "
-                                             "the model to binary .pb)")
+                    raise LoadError("PL001", f"text model is {_mib(size)}, over the "
+                                             f"{_mib(max_text_bytes)} limit for text parsing "
+                                             "(protobuf's text parser is slow: raise the limit "
+                                             "with --max-text-size, or convert the model to "
+                                             "binary .pb)")
                 data = head + fh.read()
                 return _parse_text(path, data, expect)
             data = head + fh.read()
     except OSError as exc:
         raise LoadError("PL001", f"cannot read file: {exc.strerror or exc}") from None
     return _parse_binary(path, data, expect)
+
+
+def _mib(n: int) -> str:
+    return f"{n / 2**20:.1f} MiB" if n < 10 * 2**20 else f"{n // 2**20} MiB"
 
 
 def _looks_like_text(head: bytes) -> bool:
@@ -137,6 +152,7 @@ def _parse_binary(path: Path, data: bytes, expect: str | None) -> ParsedFile:
     order = [expect] if expect else []
     order += [k for k in (GRAPHDEF, METAGRAPH, SAVEDMODEL) if k not in order]
     first_error = None
+    expected_problem = None
     for kind in order:
         msg = _CLASSES[kind]()
         try:
@@ -144,25 +160,78 @@ def _parse_binary(path: Path, data: bytes, expect: str | None) -> ParsedFile:
         except (pb_message.DecodeError, pb_message.Error, RecursionError, ValueError) as exc:
             first_error = first_error or exc
             continue
-        if _plausible(kind, msg):
+        problem = _implausible(kind, msg)
+        if problem is None:
             return ParsedFile(path, kind, msg)
+        if kind == expect and expect != GRAPHDEF:
+            # e.g. a saved_model.pb whose MetaGraph has no graph: say so, not 'corrupt'
+            expected_problem = expected_problem or problem
+    if expected_problem:
+        raise LoadError("PL001", f"{_label(expect)} {expected_problem}")
+    if _is_text(data):
+        first = data[:4096].decode("utf-8", "replace").split(None, 1)
+        start = f" (it starts with '{first[0][:40]}')" if first else ""
+        raise LoadError("PL001", "not a model: a text file that is not a text-format GraphDef, "
+                                 f"MetaGraphDef or SavedModel{start}")
     detail = f" ({first_error})" if first_error else ""
     raise LoadError("PL001", "not a GraphDef, MetaGraphDef or SavedModel: the file is corrupt, "
                              f"truncated, or another format{detail}")
 
 
-def _plausible(kind: str, msg) -> bool:
-    """Binary protobufs of other types often parse 'successfully' as garbage: check that the
-    message has the shape of its kind."""
+def _is_text(data: bytes) -> bool:
+    head = data[:4096]
+    try:
+        text = head.decode("utf-8")
+    except UnicodeDecodeError:
+        try:
+            text = head[:-4].decode("utf-8")
+        except UnicodeDecodeError:
+            return False
+    return bool(text.strip()) and all(c.isprintable() or c in "\n\r\t" for c in text)
+
+
+def _implausible(kind: str, msg) -> str | None:
+    """Binary protobufs of other types often parse 'successfully' as garbage: what keeps
+    ``msg`` from having the shape of its kind (None if it does)."""
     if kind == GRAPHDEF:
-        return bool(msg.node or msg.library.function) and all(n.op and n.name for n in msg.node)
+        if not (msg.node or msg.library.function):
+            return "has no nodes and no functions"
+        if not all(n.op and n.name for n in msg.node):
+            return "has nodes without a name or an op"
+        return None
     if kind == METAGRAPH:
-        return msg.HasField("graph_def") and _plausible(GRAPHDEF, msg.graph_def)
-    return len(msg.meta_graphs) > 0 and all(_plausible(METAGRAPH, m) for m in msg.meta_graphs)
+        if not msg.HasField("graph_def"):
+            return "has no graph (graph_def is missing)"
+        problem = _implausible(GRAPHDEF, msg.graph_def)
+        return f"graph {problem}" if problem else None
+    if not msg.meta_graphs:
+        return "holds no MetaGraph"
+    for i, meta in enumerate(msg.meta_graphs):
+        problem = _implausible(METAGRAPH, meta)
+        if problem:
+            return f"MetaGraph {i} {problem}"
+    return None
+
+
+def _plausible(kind: str, msg) -> bool:
+    return _implausible(kind, msg) is None
 
 
 def _label(kind: str) -> str:
     return {GRAPHDEF: "GraphDef", METAGRAPH: "MetaGraphDef", SAVEDMODEL: "SavedModel"}[kind]
+
+
+_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?)(i?b?)\s*$", re.I)
+
+
+def parse_size(text: str) -> int:
+    """``64M``, ``1.5GiB``, ``200k``, ``1000`` -> bytes (binary multiples). ValueError if
+    malformed."""
+    m = _SIZE.match(text)
+    if not m:
+        raise ValueError(f"not a size: {text!r} (examples: 64M, 1G, 500000)")
+    scale = 1024 ** " kmgt".index(m.group(2).lower() or " ")
+    return int(float(m.group(1)) * scale)
 
 
 def file_size(path: Path) -> int:

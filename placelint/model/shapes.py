@@ -12,11 +12,41 @@ from .graph import Node
 
 Shape = tuple[int, ...]
 
+#: TensorFlow's limits (tensor_shape.h): at most 254 dimensions and 2**63 - 1 elements.
+MAX_RANK = 254
+MAX_ELEMENTS = 2**63 - 1
+
 
 def shape_from_proto(proto) -> Shape | None:
-    if proto.unknown_rank:
+    """A ``TensorShapeProto`` as a tuple; dims below -1 count as unknown (-1), and a rank
+    over TF's maximum as an unknown rank, so hostile shapes cannot blow up analyses."""
+    if proto.unknown_rank or len(proto.dim) > MAX_RANK:
         return None
     return tuple(int(d.size) if d.size >= 0 else -1 for d in proto.dim)
+
+
+def num_elements(shape: Shape | None) -> int | None:
+    """Elements of a fully known shape, saturated at ``MAX_ELEMENTS`` (dims of 2**62 in a
+    hostile model must not give absurd byte counts); None if anything is unknown."""
+    if shape is None:
+        return None
+    n = 1
+    for d in shape:
+        if d < 0:
+            return None
+        n *= d
+        if n > MAX_ELEMENTS:
+            n = MAX_ELEMENTS   # keep multiplying: a 0 dim later still gives 0
+    return n
+
+
+def num_bytes(shape: Shape | None, itemsize: int | None) -> int | None:
+    """Bytes of a tensor of ``shape`` with ``itemsize``-byte elements, saturated like
+    ``num_elements``; None if unknown."""
+    n = num_elements(shape)
+    if n is None or itemsize is None or itemsize < 0:
+        return None
+    return min(n * itemsize, MAX_ELEMENTS)
 
 
 def static_output_shapes(node: Node) -> list[Shape | None] | None:
