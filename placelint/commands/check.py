@@ -62,6 +62,10 @@ def check(
                                           "core, the default; 1 = no pool)."),
     no_cache: bool = typer.Option(False, "--no-cache", help="Neither read nor write the "
                                                             "result cache."),
+    max_text_size: Optional[str] = typer.Option(
+        None, "--max-text-size", help="Largest text-format model (.pbtxt) to parse, e.g. 64M "
+                                      "(default) or 1G: protobuf's text parser is pure Python, "
+                                      "~20 s per 100k nodes."),
 ):
     """Check models and report placement and parallelism problems.
 
@@ -87,6 +91,12 @@ def check(
             settings.fail_on = Severity.parse(fail_on)
         except ValueError as exc:
             _usage_error(f"--fail-on: {exc}")
+    if max_text_size is not None:
+        from ..loaders import parse_size
+        try:
+            settings.load.max_text_bytes = parse_size(max_text_size)
+        except ValueError as exc:
+            _usage_error(f"--max-text-size: {exc}")
     fmt = format or cfg.get("output_format") or "text"
     if fmt not in FORMATS:
         _usage_error(f"unknown --format {fmt!r} (expected {', '.join(FORMATS)})")
