@@ -62,7 +62,6 @@ PLACEMENT_ERROR_MARKERS = (
     "Cannot place the graph",
 )
 
-KINDS = ("data", "control", "retval", "loop")
 
 
 def full_cpu(k: int) -> str:
