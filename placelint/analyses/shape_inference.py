@@ -696,6 +696,36 @@ def _fused_batch_norm_grad(inf, node, ins, srcs):
     return [merge(ins[0] if ins else None, x)] + [(c,)] * 2 + [(0,)] * (n_out - 3)
 
 
+def _attr_output_shapes(inf, node, ins, srcs):
+    """Functional control flow records its output shapes (``output_shapes`` attr)."""
+    a = _attr(node, "output_shapes")
+    if a is None or a.WhichOneof("value") != "list" or not len(a.list.shape):
+        return None
+    return [None if sp.unknown_rank else tuple(int(d.size) if d.size >= 0 else -1 for d in sp.dim)
+            for sp in a.list.shape]
+
+
+def _space_to_batch(inf, node, ins, srcs):
+    x = ins[0] if ins else None
+    block = inf.value(srcs[1] if len(srcs) > 1 else None)
+    pads = inf.value(srcs[2] if len(srcs) > 2 else None)
+    if x is None or block is None or pads is None or None in block or len(pads) != 2 * len(block) \
+            or len(x) < 1 + len(block):
+        return [(-1,) * len(x)] if x is not None else None
+    to_batch = node.op == "SpaceToBatchND"
+    n = x[0] * prod(block) if to_batch else (x[0] // prod(block) if x[0] >= 0 and prod(block) else -1)
+    spatial = []
+    for i, b in enumerate(block):
+        d, p0, p1 = x[1 + i], pads[2 * i], pads[2 * i + 1]
+        if d < 0 or p0 is None or p1 is None or b <= 0:
+            spatial.append(-1)
+        elif to_batch:
+            spatial.append((d + p0 + p1) // b if (d + p0 + p1) % b == 0 else -1)
+        else:
+            spatial.append(d * b - p0 - p1)
+    return [(n if x[0] >= 0 else -1, *spatial, *x[1 + len(block):])]
+
+
 def _assign(inf, node, ins, srcs):
     return [merge(ins[0] if ins else None, ins[1] if len(ins) > 1 else None)]
 
@@ -868,7 +898,9 @@ _register(_first, "Identity RefIdentity StopGradient PreventGradient Snapshot En
 _register(_same_as_inputs, "IdentityN")
 _register(_switch, "Switch RefSwitch")
 _register(_merge, "Merge RefMerge")
-_register(_scalar, "LoopCond Size Rank")
+_register(_scalar, "LoopCond Size Rank VarIsInitializedOp IsVariableInitialized")
+_register(_attr_output_shapes, "While StatelessWhile If StatelessIf Case StatelessCase")
+_register(_space_to_batch, "SpaceToBatchND BatchToSpaceND")
 _register(_with_attr_shape, "EnsureShape PlaceholderWithDefault")
 _register(_variable, "VariableV2 Variable")
 _register(_var_handle, "VarHandleOp")
