@@ -95,6 +95,8 @@ def read_model_file(path: Path, *, expect: str | None = None,
 
 
 def _mib(n: int) -> str:
+    if n < 2**20:
+        return f"{n / 1024:.0f} KiB" if n >= 1024 else f"{n} bytes"
     return f"{n / 2**20:.1f} MiB" if n < 10 * 2**20 else f"{n // 2**20} MiB"
 
 
