@@ -14,7 +14,8 @@ Follows ``tensorflow/core/common_runtime/placer.cc`` and ``colocation_graph.cc``
    group named ``name``; failures are ignored under soft placement.
 4. Assignment in two passes in node order: generator nodes (no inputs, one non-ref
    output) wait for the second pass and follow their consumers when all of them sit on
-   one device; metadata ops (Shape, Size, Rank) follow their input; otherwise the first
+   one device; metadata ops (Shape, Size, Rank) and lone Identities follow their input
+   (``MatchIdentityOperation``); otherwise the first
    candidate device of the group, after which the whole group is pinned there.
 
 TF stops at the first error; the placer here records each error, leaves that group
@@ -188,6 +189,7 @@ class _Placer:
         facts = placer_facts()
         self.exempt = set(facts["colocation_exempt_ops"])
         self.metadata_ops = set(facts["metadata_ops"])
+        self.identity_ops = set(facts["identity_ops"])
         self.device_types = devices.types            # prioritised type list
         self.order = processing_order(graph)
         self.idx = {n.name: i for i, n in enumerate(self.order)}
@@ -498,12 +500,25 @@ class _Placer:
                 first = dev_of.get(outs[0].dst)
                 if first is not None and all(dev_of.get(e.dst) == first for e in outs):
                     chosen = next((d for d in devices if d.name == first), None)
-        elif node.op in self.metadata_ops:
+        elif node.op in self.metadata_ops or self.identity_follows_input(node):
             data_in = [e for e in node.in_edges if not e.control] or node.in_edges
             if data_in:
                 src_dev = dev_of.get(data_in[0].src)
                 chosen = next((d for d in devices if d.name == src_dev), None)
         self.assign(node, i, chosen or devices[0])
+
+    def identity_follows_input(self, node: Node) -> bool:
+        """placer.cc ``MatchIdentityOperation``: an Identity with no device request, one
+        in-edge and one out-edge (control edges count; no out-edge means the implicit
+        edge to the sink, whose request is empty) follows its input when its input and
+        its consumer request the same device string."""
+        if node.op not in self.identity_ops or node.device or len(node.in_edges) != 1:
+            return False
+        if len(node.out_edges) > 1:
+            return False
+        nodes = self.graph.nodes
+        consumer_request = nodes[node.out_edges[0].dst].device if node.out_edges else ""
+        return nodes[node.in_edges[0].src].device == consumer_request
 
     def run(self) -> PlacementResult:
         if not self.devices.devices:

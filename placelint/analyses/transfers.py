@@ -8,6 +8,11 @@ whose memory types differ: ``NeedSameDeviceSendRecv``) the partitioner adds a
 dummy float ``Const`` of shape {0} sent over. ``_HostSend``/``_HostRecv`` are used when the
 tensor lives in host memory.
 
+Before partitioning, ``ReplicateConstantsPass`` (replicate_constants_pass.cc, a
+POST_REWRITE_FOR_EXEC pass) copies small CPU constants (at most 16 elements, several
+consumers, no control successors) to each consumer's CPU device, so those edges need no
+transfer; consumers on an accelerator read the copy on their host's ``CPU:0``.
+
 Not modelled: the extra control-loop machinery ``AddControlFlow`` adds for TF1 while
 loops that span devices (its own small transfers per iteration); the data transfers of
 such loops are listed and marked ``in_loop``.
@@ -132,11 +137,51 @@ def _memory_info(graph: Graph, placement):
     return memory
 
 
+#: ReplicateConstantsPass's kMaxSize: constants of at most this many elements are replicated.
+REPLICATE_MAX_ELEMENTS = 16
+
+
+def _host_cpu(device_name: str) -> str:
+    """The CPU a replicated constant lands on for a consumer on ``device_name``
+    (aggressive constant replication, on by default: a CPU consumer's own device, else
+    ``CPU:0`` of the consumer's task)."""
+    if _device_type(device_name) == "CPU":
+        return device_name
+    return device_name.rsplit("/device:", 1)[0] + "/device:CPU:0"
+
+
+def replicated_constants(graph: Graph, placement) -> set[str]:
+    """Constants ``ReplicateConstantsPass`` copies to each consumer's CPU device."""
+    device = placement.device
+    out = set()
+    for node in graph.nodes.values():
+        if node.op not in ("Const", "HostConst") or len(node.out_edges) <= 1:
+            continue
+        if any(e.control for e in node.out_edges):
+            continue
+        dev = device.get(node.name)
+        if dev is None or _device_type(dev) != "CPU" or "value" not in node.attrs:
+            continue
+        shape = node.attrs["value"].tensor.tensor_shape
+        if shape.unknown_rank:
+            continue
+        elements = 1
+        for d in shape.dim:
+            elements *= max(d.size, 0)
+        if elements > REPLICATE_MAX_ELEMENTS:
+            continue
+        targets = {_host_cpu(device[e.dst]) for e in node.out_edges if device.get(e.dst)}
+        if len(targets) > 1:
+            out.add(node.name)
+    return out
+
+
 def find_transfers(graph: Graph, placement, shapes=None) -> list[Transfer]:
     """Every _Send/_Recv pair the partitioner would add, in graph order."""
     device = placement.device
     frames = loop_frames(graph)
     memory = _memory_info(graph, placement)
+    replicated = replicated_constants(graph, placement)
     table: dict[tuple[str, int, str, bool], Transfer] = {}
     out: list[Transfer] = []
     for dst in graph.nodes.values():
@@ -148,6 +193,8 @@ def find_transfers(graph: Graph, placement, shapes=None) -> list[Transfer]:
             src_dev = device.get(e.src)
             if src_dev is None:
                 continue
+            if e.src in replicated:
+                src_dev = _host_cpu(dst_dev)
             if e.control:
                 on_host = dst_is_cpu
             else:
@@ -159,7 +206,9 @@ def find_transfers(graph: Graph, placement, shapes=None) -> list[Transfer]:
                 if src_on_host == on_host:
                     continue        # same device, same memory type: a plain edge
             key = (e.src, e.src_slot, dst_dev, on_host)
-            t = table.get(key)
+            # TF reuses a _Recv for the same tensor and destination, except for ref-typed
+            # outputs ("Collapsing ref edges requires extreme care").
+            t = None if _ref_output(graph, e) else table.get(key)
             if t is None:
                 loop = frames.get(e.src, "")
                 t = Transfer(src=e.src, src_slot=e.src_slot, src_device=src_dev, dst_device=dst_dev,
@@ -176,6 +225,13 @@ def find_transfers(graph: Graph, placement, shapes=None) -> list[Transfer]:
             if dst.name not in t.consumers:
                 t.consumers.append(dst.name)
     return out
+
+
+def _ref_output(graph: Graph, e) -> bool:
+    if e.control:
+        return False
+    types = graph.nodes[e.src].output_dtypes
+    return types is not None and e.src_slot < len(types) and types[e.src_slot] > 100
 
 
 @dataclass
