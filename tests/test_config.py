@@ -137,3 +137,13 @@ def test_relative_paths_resolve_against_the_config_file(project):
            cwd=project / "models")
     assert (project / ".cache" / "pl" / "CACHEDIR.TAG").is_file()
     assert (project / "models" / "none.json").is_file()   # a flag's path is relative to cwd
+
+
+def test_readme_example_is_a_valid_config():
+    """The README's [tool.placelint] example uses real keys and values (docs cannot drift)."""
+    import re
+    import tomllib
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    block = re.search(r"```toml\n(.*?)```", readme, re.S).group(1)
+    values = validate(tomllib.loads(block)["tool"]["placelint"], "README")
+    assert values["fail_on"] is Severity.WARNING and values["per_node_ignores"]
