@@ -94,19 +94,27 @@ def read_doc(code: str, name: str) -> str | None:
         return None
 
 
-def doc_url(code: str, name: str) -> str | None:
-    """Where the document is published: the package's ``Project-URL`` labelled ``Rules``
-    (``[project.urls] Rules = "https://.../rules"``), or None when it names none."""
+def project_urls() -> dict[str, str]:
+    """The installed package's ``Project-URL`` entries, label (lower case) -> URL."""
     from importlib import metadata
     try:
         entries = metadata.metadata("placelint").get_all("Project-URL") or []
     except metadata.PackageNotFoundError:
-        return None
+        return {}
+    urls = {}
     for entry in entries:
         label, _, url = entry.partition(",")
-        if label.strip().lower() in ("rules", "rulebook") and url.strip():
-            return f"{url.strip().rstrip('/')}/{code}-{name}.md"
-    return None
+        if url.strip():
+            urls[label.strip().lower()] = url.strip()
+    return urls
+
+
+def doc_url(code: str, name: str) -> str | None:
+    """Where the document is published: the package's ``Project-URL`` labelled ``Rules``
+    (``[project.urls] Rules = "https://.../rules"``), or None when it names none."""
+    urls = project_urls()
+    base = urls.get("rules") or urls.get("rulebook")
+    return f"{base.rstrip('/')}/{code}-{name}.md" if base else None
 
 
 def _example(info: str, body: str, line: int) -> Example | None:

@@ -207,3 +207,25 @@ def test_json_contract(repo):
 def test_unknown_format_is_a_usage_error(repo):
     r = run_format(repo, "xml")
     assert r.exit_code == 2 and "unknown --format 'xml'" in r.stderr
+
+
+def test_sarif_links_come_from_the_package_metadata(monkeypatch):
+    from importlib import metadata
+
+    from placelint.output.sarif import rule_descriptor, sarif_log
+
+    class Meta:
+        def get_all(self, key):
+            assert key == "Project-URL"
+            return ["Homepage, https://example.org/placelint",
+                    "Rules, https://example.org/placelint/blob/main/rules/"]
+    monkeypatch.setattr(metadata, "metadata", lambda name: Meta())
+    rule = next(r for r in all_rules() if r.code == "PL102")
+    assert rule_descriptor(rule)["helpUri"] == \
+        "https://example.org/placelint/blob/main/rules/PL102-malformed-device.md"
+    driver = sarif_log([], RunInfo())["runs"][0]["tool"]["driver"]
+    assert driver["informationUri"] == "https://example.org/placelint"
+    monkeypatch.setattr(metadata, "metadata", lambda name: (_ for _ in ()).throw(
+        metadata.PackageNotFoundError(name)))
+    assert "helpUri" not in rule_descriptor(rule)
+    assert "informationUri" not in sarif_log([], RunInfo())["runs"][0]["tool"]["driver"]

@@ -2,8 +2,9 @@
 
 - ``tool.driver.rules``: every registered rule with short description (its summary), full
   description (the doc's "What it does"), ``help`` (the whole rule document as Markdown),
-  ``helpUri`` when the package names where its rule docs are published, and the default
-  level.
+  ``helpUri`` when the package metadata names where the rule docs are published
+  (``[project.urls] Rules``), and the default level. ``informationUri`` likewise comes from
+  ``Homepage`` / ``Repository``.
 - Every result has a *physical* location (GitHub rejects results with only logical ones):
   the model file, relative to the repository root, with ``region.startLine`` the line of
   the node's ``name:`` in a text model and 1 in a binary one. The node is in
@@ -22,6 +23,7 @@ from urllib.parse import quote
 
 from .. import __version__
 from ..diagnostics import Severity
+from ..rulebook import doc_url, parse_doc, project_urls, read_doc
 from . import RunInfo, artifact_file, relative_path
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -30,7 +32,6 @@ SRCROOT = "%SRCROOT%"
 
 
 def rule_descriptor(rule) -> dict:
-    from ..rulebook import doc_url, parse_doc, read_doc
     text = read_doc(rule.code, rule.name)
     what = None
     if text is not None:
@@ -110,17 +111,17 @@ def sarif_log(results, info: RunInfo) -> dict:
     index = {r.code: i for i, r in enumerate(rules)}
     diags = [d for r in results for d in r.diagnostics]
     root = info.root.resolve()
+    driver = {"name": "placelint", "version": __version__, "semanticVersion": __version__,
+              "rules": [rule_descriptor(r) for r in rules]}
+    urls = project_urls()
+    home = urls.get("homepage") or urls.get("repository") or urls.get("source")
+    if home:
+        driver["informationUri"] = home
     return {
         "$schema": SCHEMA_URI,
         "version": "2.1.0",
         "runs": [{
-            "tool": {"driver": {
-                "name": "placelint",
-                "version": __version__,
-                "semanticVersion": __version__,
-                "informationUri": "https://pypi.org/project/placelint/",
-                "rules": [rule_descriptor(r) for r in rules],
-            }},
+            "tool": {"driver": driver},
             "originalUriBaseIds": {SRCROOT: {"uri": root.as_uri() + "/"}},
             "invocations": [{"executionSuccessful": not any(d.code == "PL009" for d in diags)}],
             "results": [result_object(d, index, root) for d in diags],
