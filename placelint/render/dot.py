@@ -158,10 +158,8 @@ class _Writer:
             codes = sorted({f.code for _, f in u.findings})
             lines.append("! " + " ".join(codes[:4]) + (" ..." if len(codes) > 4 else ""))
         if u.branches:
-            head = ", ".join(str(b) for b in u.branches[:4]) + (", ..." if len(u.branches) > 4 else "")
-            n = self.view.branch_count
-            lines.append(f"|| branch {head} of {n}" if u.kind == "op" else
-                         f"|| {len(u.branches)} of {n} widest branches")
+            lines.append("|| parallel branch" if u.kind != "scope" else
+                         f"|| {u.branches} of {self.view.branch_count} parallel branches")
         return "\n".join(lines)
 
     def tooltip(self, u: Unit) -> str:
@@ -186,8 +184,9 @@ class _Writer:
             lines.append("splits over the intra-op thread pool" if u.kind in ("op", "hub")
                          else f"{u.intra_op} ops split over the intra-op thread pool")
         if u.branches:
-            lines.append("on widest parallel branches " + ", ".join(map(str, u.branches))
-                         + f" of {self.view.branch_count}")
+            lines.append(("one of" if u.kind != "scope" else f"{u.branches} of")
+                         + f" the {self.view.branch_count} ops that can run at once on the "
+                         "widest set of parallel branches")
         for node, f in u.findings[:5]:
             where = "" if u.kind in ("op", "hub") else f"{node}: "
             msg = f.message if len(f.message) <= 300 else f.message[:297] + "..."
@@ -232,8 +231,6 @@ class _Writer:
             attrs += [f"color={quote(BRANCH_COLOUR)}", "penwidth=2.5"]
         if u.intra_op and u.kind in ("op", "hub"):
             attrs.append("peripheries=2")
-        if u.branches:
-            attrs.append(f"fontcolor={quote(BRANCH_COLOUR)}")
         if u.focus:
             attrs.append(f"fontname={quote(FONT + '-Bold')}")
         self.lines.append(f"{indent}{self.ids[u.key]} [{', '.join(attrs)}];")
@@ -311,12 +308,13 @@ class _Writer:
                             f'box{"es" if count != 1 else ""}</TD></TR>')
         if v.intra_op_count:
             key_rows.append(f'<TR><TD>▣</TD><TD ALIGN="LEFT">double border: splits over the '
-                            f'intra-op pool ({v.intra_op_count} ops)</TD></TR>')
+                            f'intra-op pool ({v.intra_op_count} op{"s" if v.intra_op_count != 1 else ""})</TD></TR>')
         if v.branch_count:
             key_rows.append(f'<TR><TD BORDER="2" COLOR="{BRANCH_COLOUR}"><FONT COLOR='
-                            f'"{BRANCH_COLOUR}"><B>||</B></FONT></TD><TD ALIGN="LEFT">one of '
-                            f'the {v.branch_count} widest parallel branches (inter-op width '
-                            f'{v.width if v.width is not None else "?"})</TD></TR>')
+                            f'"{BRANCH_COLOUR}"><B>||</B></FONT></TD><TD ALIGN="LEFT">on the '
+                            f'widest set of parallel branches: {v.branch_count} ops can run at '
+                            f'once (inter-op width {v.width if v.width is not None else "?"})'
+                            '</TD></TR>')
 
         drawn = "<B>Drawn</B><BR/>" + "<BR/>".join(html(t) for t in self.summary())
 

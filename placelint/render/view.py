@@ -70,7 +70,7 @@ class ViewError(ValueError):
 
 @dataclass(frozen=True)
 class ViewOptions:
-    max_nodes: int = 300             #: most units (ops + collapsed scopes) to draw
+    max_nodes: int = 200             #: most units (ops + collapsed scopes) to draw
     expand: tuple[str, ...] = ()     #: scopes to open whatever the budget
     focus: tuple[str, ...] = ()      #: draw only the neighbourhood of these nodes
     radius: int = 2                  #: hops around the focus nodes
@@ -110,8 +110,9 @@ class ViewInputs:
     devices: list[str]                         #: the target's devices, full names
     copies: list[Copy] = field(default_factory=list)
     findings: dict[str, list[Finding]] = field(default_factory=dict)
-    intra_op: set[str] = field(default_factory=set)
-    branches: list[list[str]] = field(default_factory=list)
+    intra_op: set[str] = field(default_factory=set)          #: nodes that split (by name)
+    intra_op_types: set[str] = field(default_factory=set)    #: op types that split
+    antichain: set[str] = field(default_factory=set)         #: one node per widest branch
     width: int | None = None                   #: inter-op width (widest antichain)
     title: str = ""
     subtitle: str = ""
@@ -135,7 +136,7 @@ class Unit:
     location: str | None = None                #: Python file:line that created the op
     requested: str = ""                        #: requested device (ops)
     intra_op: int = 0                          #: members that split over the intra-op pool
-    branches: tuple[int, ...] = ()             #: 1-based indices of widest parallel branches
+    branches: int = 0                          #: members on the widest set of parallel branches
     focus: bool = False
     expand_hint: str = ""                      #: scopes: the real scope --expand opens
     hidden: int = 0                            #: hidden cheap/pass-through members (scopes)
@@ -240,7 +241,7 @@ def inputs_from_report(report, settings=None) -> ViewInputs:
     for d in report.diagnostics:
         if d.node and d.node in graph.nodes:
             findings[d.node].append(Finding(d.severity.value, d.code, d.rule, d.message))
-    intra, branches, width = _parallelism_from_context(ctx, notes)
+    intra, intra_types, antichain, width = _parallelism_from_context(ctx, notes)
     model = report.model
     entry = f" ({model.entry})" if model is not None and model.entry else ""
     subtitle = ""
@@ -248,7 +249,8 @@ def inputs_from_report(report, settings=None) -> ViewInputs:
         from ..cli import _devices_line
         subtitle = _devices_line(settings)
     return ViewInputs(graph=graph, device=device, devices=devices, copies=copies,
-                      findings=dict(findings), intra_op=intra, branches=branches, width=width,
+                      findings=dict(findings), intra_op=intra, intra_op_types=intra_types,
+                      antichain=antichain, width=width,
                       title=f"{report.path}{entry}", subtitle=subtitle, notes=notes)
 
 
@@ -323,24 +325,37 @@ def _parallelism_from_context(ctx, notes: list[str]):
         report = ctx.parallelism
     except ImportError:
         notes.append("parallelism analysis not available: no intra-op or branch markers")
-        return set(), [], None
+        return set(), set(), set(), None
     except Exception as exc:  # noqa: BLE001
         notes.append(f"parallelism analysis failed ({type(exc).__name__}: {exc})")
-        return set(), [], None
+        return set(), set(), set(), None
     data = report.to_json() if hasattr(report, "to_json") else report
     return parse_parallelism(data if isinstance(data, dict) else {})
 
 
-def parse_parallelism(data: dict) -> tuple[set[str], list[list[str]], int | None]:
-    """``(intra-op node names, branches as node lists, width)`` from the parallelism JSON
-    ``{"inter_op": {"width", "branches"}, "intra_op": {"ops": [...]}}``; tolerant of
-    entries given as names, ``{"node": ...}`` objects or lists."""
+def parse_parallelism(data: dict) -> tuple[set[str], set[str], set[str], int | None]:
+    """``(intra-op node names, intra-op op types, antichain nodes, width)`` from the
+    parallelism JSON ``{"inter_op": {"width", "branches"}, "intra_op": {"ops": [...]}}``.
+
+    ``intra_op.ops`` rows name op *types* (``{"op", "splits_work", "splitting_at_size"}``):
+    a type is marked when its kernels split work and, where the analysis says, at least one
+    node of it splits at its size. Entries naming nodes (strings, ``{"node": ...}``) are
+    taken as nodes. ``inter_op.branches`` group the widest antichain's nodes (one per
+    parallel branch) by scope: ``{"scope", "ops"}``; plain name lists work too.
+    """
     inter = data.get("inter_op") or {}
     intra = data.get("intra_op") or {}
-    intra_names = set(_names(intra.get("ops") or []))
-    branches = [b for b in (_names(item) for item in inter.get("branches") or []) if b]
+    nodes: set[str] = set()
+    types: set[str] = set()
+    for row in intra.get("ops") or []:
+        if isinstance(row, dict) and isinstance(row.get("op"), str):
+            if row.get("splits_work", True) and row.get("splitting_at_size", 1) != 0:
+                types.add(row["op"])
+        else:
+            nodes.update(_names(row))
+    antichain = {n for item in inter.get("branches") or [] for n in _names(item)}
     width = inter.get("width")
-    return intra_names, branches, width if isinstance(width, int) else None
+    return nodes, types, antichain, width if isinstance(width, int) else None
 
 
 def _names(item) -> list[str]:
@@ -558,10 +573,10 @@ def build_view(inputs: ViewInputs, options: ViewOptions = ViewOptions()) -> View
     members: dict[str, list[str]] = defaultdict(list)
     for n in candidates:
         members[unit_of[n]].append(n)
-    branch_of: dict[str, list[int]] = defaultdict(list)
-    for i, branch in enumerate(inputs.branches, 1):
-        for n in branch:
-            branch_of[n].append(i)
+    antichain = inputs.antichain
+
+    def splits(name: str) -> bool:
+        return name in inputs.intra_op or g.nodes[name].op in inputs.intra_op_types
     hidden_under: Counter[str] = Counter()
     for n in g.nodes:
         if n in cheap or n in passthrough:
@@ -592,8 +607,8 @@ def build_view(inputs: ViewInputs, options: ViewOptions = ViewOptions()) -> View
                      parent=parent, op=node0.op, devices=dev_hist(names),
                      findings=findings_of(names),
                      location=str(node0.location) if node0.location is not None else None,
-                     requested=node0.device, intra_op=int(node0.name in inputs.intra_op),
-                     branches=tuple(branch_of.get(node0.name, ())), focus=node0.name in focus,
+                     requested=node0.device, intra_op=int(splits(node0.name)),
+                     branches=int(node0.name in antichain), focus=node0.name in focus,
                      hub_links=tuple(sorted(hub_links.get(node0.name, ()), key=order.__getitem__)),
                      outside=outside.get(node0.name, 0))
         else:
@@ -606,8 +621,8 @@ def build_view(inputs: ViewInputs, options: ViewOptions = ViewOptions()) -> View
                      parent=parent, members=len(names), devices=dev_hist(names),
                      ops=tuple(sorted(ops.items(), key=lambda kv: (-kv[1], kv[0]))),
                      findings=findings_of(names),
-                     intra_op=sum(1 for n in names if n in inputs.intra_op),
-                     branches=tuple(sorted({b for n in names for b in branch_of.get(n, ())})),
+                     intra_op=sum(1 for n in names if splits(n)),
+                     branches=sum(1 for n in names if n in antichain),
                      focus=any(n in focus for n in names),
                      expand_hint=real,
                      hidden=hidden_under.get(real, 0) if skey not in tree.chunk_label else 0,
@@ -623,8 +638,8 @@ def build_view(inputs: ViewInputs, options: ViewOptions = ViewOptions()) -> View
         units.append(Unit(key=f"hub:{h}", kind="hub", name=h, label_name=h, parent="",
                           op=node.op, devices=dev_hist([h]), findings=findings_of([h]),
                           location=str(node.location) if node.location is not None else None,
-                          requested=node.device, intra_op=int(h in inputs.intra_op),
-                          branches=tuple(branch_of.get(h, ())), degree=len(neighbours[h]),
+                          requested=node.device, intra_op=int(splits(h)),
+                          branches=int(h in antichain), degree=len(neighbours[h]),
                           hub_copies=hub_copies))
 
     # -- edges ----------------------------------------------------------------------
@@ -669,8 +684,8 @@ def build_view(inputs: ViewInputs, options: ViewOptions = ViewOptions()) -> View
                 total_nodes=len(g), drawn_nodes=len(candidates) + len(drawn_hubs),
                 cheap=len(cheap), passthrough=len(passthrough), outside_focus=outside_focus,
                 collapsed=sum(1 for u in units if u.kind == "scope"),
-                width=inputs.width, branch_count=len(inputs.branches),
-                intra_op_count=len(inputs.intra_op & set(g.nodes)), options=options,
+                width=inputs.width, branch_count=len(antichain & set(g.nodes)),
+                intra_op_count=sum(1 for n in g.nodes if splits(n)), options=options,
                 notes=list(inputs.notes) + notes)
     return view
 
