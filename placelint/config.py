@@ -133,6 +133,19 @@ def _per_node_ignores(key, v):
     return {glob: _selectors(f"{key}.\"{glob}\"", sel) for glob, sel in v.items()}
 
 
+def _size(key, v):
+    """Bytes: an integer, or a string with a unit as ``--max-text-size`` takes (``64M``)."""
+    from .loaders import parse_size
+    if isinstance(v, int) and not isinstance(v, bool) and v > 0:
+        return v
+    if isinstance(v, str):
+        try:
+            return parse_size(v)
+        except ValueError as exc:
+            raise ConfigError(f"{key}: {exc}") from None
+    raise ConfigError(f"{key} must be a size such as \"64M\" or a number of bytes")
+
+
 def _format(key, v):
     v = _str(key, v)
     if v not in FORMATS:
@@ -148,6 +161,7 @@ KEYS: dict[str, Callable] = {
     "tag": _str,
     "signature": _str,
     "whole_graph": _bool,
+    "max_text_size": _size,
     # which rules, how loud
     "select": _selectors,
     "ignore": _selectors,
@@ -185,6 +199,7 @@ _SETTINGS_SETTERS: dict[str, Callable] = {
     "tag": _set_load("tag"),
     "signature": _set_load("signature"),
     "whole_graph": _set_load("whole_graph"),
+    "max_text_size": _set_load("max_text_bytes"),
     "select": _set("select"),
     "ignore": _set("ignore"),
     "severity_overrides": _set("severity_overrides"),

@@ -59,6 +59,7 @@ def test_unknown_key_is_a_usage_error(project):
     ('per-node-ignores = ["a"]', "per-node-ignores must be a table"),
     ('allow-soft-placement = "yes"', "must be true or false"),
     ('select = [', "not valid TOML"),
+    ('max-text-size = "lots"', "max-text-size"),
 ])
 def test_bad_values_are_usage_errors(project, body, fragment):
     _pyproject(project, body)
@@ -147,3 +148,14 @@ def test_readme_example_is_a_valid_config():
     block = re.search(r"```toml\n(.*?)```", readme, re.S).group(1)
     values = validate(tomllib.loads(block)["tool"]["placelint"], "README")
     assert values["fail_on"] is Severity.WARNING and values["per_node_ignores"]
+
+
+def test_max_text_size_from_config_and_flag(tmp_path):
+    big = write_graph(tmp_path / "m.pbtxt", [(f"n{i}", "/gpu0") for i in range(40)])
+    assert big.stat().st_size > 4096
+    (tmp_path / "placelint.toml").write_text('select = ["PL0", "PL102"]\nmax-text-size = "4K"\n')
+    r = invoke(["check", "--no-cache", "m.pbtxt"], cwd=tmp_path)
+    assert r.codes() == ["PL001"] and "limit" in r.stdout
+    r = invoke(["check", "--no-cache", "--max-text-size", "1M", "m.pbtxt"], cwd=tmp_path)
+    assert r.codes() == ["PL102"] * 40
+    assert validate({"max-text-size": 1000}, "x")["max_text_size"] == 1000
