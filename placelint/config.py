@@ -17,8 +17,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
+from .output import FORMATS
+
 CONFIG_NAMES = ("placelint.toml", "pyproject.toml")
-FORMATS = ("text", "json", "sarif", "github", "markdown")
 
 
 class ConfigError(ValueError):

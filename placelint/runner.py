@@ -91,8 +91,11 @@ def run_models(refs, settings, *, jobs: int = 1, cache=None) -> list[ModelResult
             keys[i] = cache.key(ref, settings, fp)
             hit = cache.get(keys[i])
             if hit is not None:
-                results[i] = ModelResult.from_dict(hit, cached=True)
-                continue
+                try:
+                    results[i] = ModelResult.from_dict(hit, cached=True)
+                    continue
+                except (KeyError, TypeError, ValueError):   # a damaged entry: analyse again
+                    pass
         todo.append(i)
 
     workers = min(jobs or default_jobs(), len(todo))

@@ -154,3 +154,18 @@ def test_cli_cache_switches(models, tmp_path):
     assert len(entries) == 5 and (proj / "build" / "plc" / ".gitignore").read_text().endswith("*\n")
     second = invoke(["check", "models"], cwd=proj)
     assert second.stdout == first.stdout and second.exit_code == first.exit_code == 1
+
+
+def test_a_damaged_entry_is_analysed_again(models, tmp_path):
+    refs = discover([models / "b.pbtxt"])
+    c = Cache(tmp_path / "cache")
+    runner.run_models(refs, _settings(), cache=c, jobs=1)
+    [entry] = (tmp_path / "cache").rglob("*.json")
+    entry.write_text('{"path": "b.pbtxt"}')           # valid JSON, wrong shape
+    [r] = runner.run_models(refs, _settings(), cache=Cache(tmp_path / "cache"), jobs=1)
+    assert not r.cached and [d.node for d in r.diagnostics] == ["b1"]
+    entry.write_text("{truncated")
+    [r] = runner.run_models(refs, _settings(), cache=Cache(tmp_path / "cache"), jobs=1)
+    assert r.cached is False and [d.node for d in r.diagnostics] == ["b1"]
+    [r] = runner.run_models(refs, _settings(), cache=Cache(tmp_path / "cache"), jobs=1)
+    assert r.cached is True                            # rewritten

@@ -15,10 +15,9 @@ from typing import List, Optional
 
 import typer
 
+from ..output import FORMATS
 from ..cli import (DevicesOpt, PathsArg, SigOpt, SoftOpt, TagOpt, WholeOpt, _devices_line,
                    _exit_code, _settings, _usage_error, app, EXIT_CLEAN, EXIT_FINDINGS)
-
-FORMATS = ("text", "json", "sarif", "github", "markdown")
 
 
 @app.command()
