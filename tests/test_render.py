@@ -113,14 +113,14 @@ def test_identity_chains_are_contracted():
 
 def test_hub_is_drawn_apart_without_edges():
     g = synthetic_graph(120, hub_controls=100)
-    v = build_view(inputs_for(g), ViewOptions(hub_degree=40))
+    v = build_view(inputs_for(g), ViewOptions(hub_degree=40, max_nodes=200))
     hubs = v.hubs
     assert [h.name for h in hubs] == ["init"] and hubs[0].degree == 100
     assert not [e for e in v.edges if "hub:init" in (e.src, e.dst)]
     linked = [u for u in v.units if "init" in u.hub_links]
     assert len(linked) == 100
     # with hub extraction off, the 100 control edges are drawn
-    v = build_view(inputs_for(g), ViewOptions(hub_degree=0))
+    v = build_view(inputs_for(g), ViewOptions(hub_degree=0, max_nodes=200))
     assert sum(e.control for e in v.edges) == 100
 
 

@@ -23,7 +23,7 @@ def graph(paths: List[Path] = PathsArg,
           devices: Optional[str] = DevicesOpt,
           allow_soft_placement: Optional[bool] = SoftOpt, tag: Optional[str] = TagOpt,
           signature: Optional[str] = SigOpt, whole_graph: bool = WholeOpt,
-          max_nodes: int = typer.Option(300, "--max-nodes", min=1,
+          max_nodes: int = typer.Option(100, "--max-nodes", min=1,
                                         help="Most boxes to draw; name scopes above this are "
                                              "collapsed into one box each."),
           expand: Optional[List[str]] = typer.Option(None, "--expand",

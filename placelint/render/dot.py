@@ -152,7 +152,8 @@ class _Writer:
                                     for d, n in u.devices))
         if u.internal_copies:
             cps = [c for c in u.internal_copies if not c.control]
-            lines.append(f"{len(u.internal_copies)} copies inside"
+            n = len(u.internal_copies)
+            lines.append(f"{n} cop{'y' if n == 1 else 'ies'} inside"
                          + (f", {human_bytes(sum(c.bytes or 0 for c in cps))}" if cps else ""))
         if u.findings:
             codes = sorted({f.code for _, f in u.findings})
@@ -227,7 +228,7 @@ class _Writer:
         if sev in SEVERITY_STYLE:
             colour, width = SEVERITY_STYLE[sev]
             attrs += [f"color={quote(colour)}", f"penwidth={width}"]
-        elif u.branches:
+        elif u.branches and u.kind != "scope":
             attrs += [f"color={quote(BRANCH_COLOUR)}", "penwidth=2.5"]
         if u.intra_op and u.kind in ("op", "hub"):
             attrs.append("peripheries=2")
@@ -276,62 +277,63 @@ class _Writer:
         """The graph's label: title, then devices, edge and mark keys and what is drawn,
         side by side (a graph label takes no part in the layout, unlike a legend node)."""
         v = self.view
-        dev_rows = ['<TR><TD COLSPAN="2" ALIGN="LEFT"><B>Devices</B></TD></TR>']
+        dev_rows = ['<TD COLSPAN="2" ALIGN="LEFT"><B>Devices</B></TD>']
         for d in v.devices:
             dim = "" if d.nodes else ' COLOR="#888888"'
-            dev_rows.append(f'<TR><TD BGCOLOR="{self.colour[d.name]}" BORDER="1" WIDTH="24" '
+            dev_rows.append(f'<TD BGCOLOR="{self.colour[d.name]}" BORDER="1" FIXEDSIZE="TRUE" WIDTH="24" '
                             f'HEIGHT="14"></TD><TD ALIGN="LEFT"><FONT{dim}>{html(d.short)}: '
-                            f'{d.nodes} node{"s" if d.nodes != 1 else ""}</FONT></TD></TR>')
-        dev_rows.append(f'<TR><TD BGCOLOR="{UNPLACED_FILL}" BORDER="1" STYLE="dashed" WIDTH="24" '
+                            f'{d.nodes} node{"s" if d.nodes != 1 else ""}</FONT></TD>')
+        dev_rows.append(f'<TD BGCOLOR="{UNPLACED_FILL}" BORDER="1" STYLE="dashed" FIXEDSIZE="TRUE" WIDTH="24" '
                         f'HEIGHT="14"></TD><TD ALIGN="LEFT">unplaced: {v.unplaced} node'
-                        f'{"s" if v.unplaced != 1 else ""}</TD></TR>')
+                        f'{"s" if v.unplaced != 1 else ""}</TD>')
         if any(len(u.devices) > 1 for u in v.units):
-            dev_rows.append('<TR><TD BORDER="1">▥</TD><TD ALIGN="LEFT">striped: a collapsed '
-                            'scope on several devices</TD></TR>')
+            dev_rows.append('<TD BORDER="1">▥</TD><TD ALIGN="LEFT">striped: a collapsed '
+                            'scope on several devices</TD>')
 
         if v.copies_unknown == v.copies:
             size = "size unknown" if v.copies else "none"
         else:
             size = human_bytes(v.copy_bytes) + (f" + {v.copies_unknown} of unknown size"
                                                 if v.copies_unknown else "")
-        key_rows = ['<TR><TD COLSPAN="2" ALIGN="LEFT"><B>Edges</B></TD></TR>',
-                    f'<TR><TD><B>━━▶</B></TD><TD ALIGN="LEFT">copy between devices, bytes per '
-                    f'step: {v.copies} cop{"y" if v.copies == 1 else "ies"}, {html(size)}</TD></TR>',
-                    '<TR><TD>──▶</TD><TD ALIGN="LEFT">data</TD></TR>',
-                    '<TR><TD>┄┄▶</TD><TD ALIGN="LEFT">control</TD></TR>',
-                    '<TR><TD COLSPAN="2" ALIGN="LEFT"><B>Outlines</B> (hover a box for details)'
-                    '</TD></TR>']
+        key_rows = ['<TD COLSPAN="2" ALIGN="LEFT"><B>Edges</B></TD>',
+                    f'<TD><B>━━▶</B></TD><TD ALIGN="LEFT">copy between devices, bytes per '
+                    f'step: {v.copies} cop{"y" if v.copies == 1 else "ies"}, {html(size)}</TD>',
+                    '<TD>──▶</TD><TD ALIGN="LEFT">data</TD>',
+                    '<TD>┄┄▶</TD><TD ALIGN="LEFT">control</TD>',
+                    '<TD COLSPAN="2" ALIGN="LEFT"><B>Outlines</B> (hover a box for details)'
+                    '</TD>']
         for sev, (colour, width) in SEVERITY_STYLE.items():
             count = sum(1 for u in v.units if u.severity == sev)
-            key_rows.append(f'<TR><TD BORDER="{int(width)}" COLOR="{colour}" WIDTH="24" '
+            key_rows.append(f'<TD BORDER="{int(width)}" COLOR="{colour}" FIXEDSIZE="TRUE" WIDTH="24" '
                             f'HEIGHT="14"></TD><TD ALIGN="LEFT">{sev} finding: {count} '
-                            f'box{"es" if count != 1 else ""}</TD></TR>')
+                            f'box{"es" if count != 1 else ""}</TD>')
         if v.intra_op_count:
-            key_rows.append(f'<TR><TD>▣</TD><TD ALIGN="LEFT">double border: splits over the '
-                            f'intra-op pool ({v.intra_op_count} op{"s" if v.intra_op_count != 1 else ""})</TD></TR>')
+            key_rows.append(f'<TD>▣</TD><TD ALIGN="LEFT">double border: splits over the '
+                            f'intra-op pool ({v.intra_op_count} op{"s" if v.intra_op_count != 1 else ""})</TD>')
         if v.branch_count:
-            key_rows.append(f'<TR><TD BORDER="2" COLOR="{BRANCH_COLOUR}"><FONT COLOR='
+            key_rows.append(f'<TD BORDER="2" COLOR="{BRANCH_COLOUR}"><FONT COLOR='
                             f'"{BRANCH_COLOUR}"><B>||</B></FONT></TD><TD ALIGN="LEFT">on the '
                             f'widest set of parallel branches: {v.branch_count} ops can run at '
                             f'once (inter-op width {v.width if v.width is not None else "?"})'
-                            '</TD></TR>')
+                            '</TD>')
 
         drawn = "<B>Drawn</B><BR/>" + "<BR/>".join(html(t) for t in self.summary())
-
-        def table(rows: list[str]) -> str:
-            return ('<TABLE BORDER="0" CELLBORDER="0" CELLSPACING="2" CELLPADDING="1">'
-                    + "".join(rows) + "</TABLE>")
-
+        n = max(len(dev_rows), len(key_rows))
+        empty = '<TD COLSPAN="2"></TD>'
+        rows = []
+        for i in range(n):
+            left = dev_rows[i] if i < len(dev_rows) else empty
+            right = key_rows[i] if i < len(key_rows) else empty
+            extra = (f'<TD ROWSPAN="{n}" VALIGN="TOP" ALIGN="LEFT" BALIGN="LEFT">{drawn}</TD>'
+                     if i == 0 else "")
+            rows.append(f'<TR>{left}<TD WIDTH="18"></TD>{right}<TD WIDTH="18"></TD>{extra}</TR>')
         title = f'<TR><TD ALIGN="LEFT"><FONT POINT-SIZE="14"><B>{html(v.title)}</B></FONT></TD></TR>'
         if v.subtitle:
             title += f'<TR><TD ALIGN="LEFT">{html(v.subtitle)}</TD></TR>'
         return ('<<TABLE BORDER="0" CELLBORDER="0" CELLSPACING="0" CELLPADDING="2">' + title
                 + '<TR><TD ALIGN="LEFT"><TABLE BORDER="1" COLOR="#999999" CELLBORDER="0" '
-                'CELLSPACING="0" CELLPADDING="6" BGCOLOR="#F7F7F7"><TR>'
-                + "".join(f'<TD VALIGN="TOP" ALIGN="LEFT">{table(r)}</TD>'
-                          for r in (dev_rows, key_rows))
-                + f'<TD VALIGN="TOP" ALIGN="LEFT" BALIGN="LEFT">{drawn}</TD>'
-                + "</TR></TABLE></TD></TR></TABLE>>")
+                'CELLSPACING="2" CELLPADDING="2" BGCOLOR="#F7F7F7">' + "".join(rows)
+                + "</TABLE></TD></TR></TABLE>>")
 
     def summary(self) -> list[str]:
         v = self.view

@@ -70,7 +70,7 @@ class ViewError(ValueError):
 
 @dataclass(frozen=True)
 class ViewOptions:
-    max_nodes: int = 200             #: most units (ops + collapsed scopes) to draw
+    max_nodes: int = 100             #: most units (ops + collapsed scopes) to draw
     expand: tuple[str, ...] = ()     #: scopes to open whatever the budget
     focus: tuple[str, ...] = ()      #: draw only the neighbourhood of these nodes
     radius: int = 2                  #: hops around the focus nodes
