@@ -396,10 +396,6 @@ def device_order(name: str) -> tuple:
     return (0, spec.job or "", spec.replica or 0, spec.task or 0, spec.type or "", spec.id or 0)
 
 
-def _scope_of(name: str) -> str:
-    return name.rpartition("/")[0]
-
-
 def _ancestors(path: str) -> list[str]:
     """Scope paths above ``path`` (a scope or node name), outermost first, '' excluded."""
     parts = path.split("/")
@@ -504,11 +500,9 @@ def build_view(inputs: ViewInputs, options: ViewOptions = ViewOptions()) -> View
             adj[d].add(s)
         dist = {}
         queue = deque()
-        for f in focus:
-            f = f if f in cand_set else (resolve(f) if f in passthrough else f)
-            if f is not None:
-                dist[f] = 0
-                queue.append(f)
+        for f in focus:                  # kept, so never hidden, contracted or a hub
+            dist[f] = 0
+            queue.append(f)
         while queue:
             n = queue.popleft()
             if dist[n] >= options.radius:
