@@ -330,6 +330,17 @@ def test_every_sample_renders(tmp_path, sample):
     assert root.tag == f"{SVG}svg" and "Devices" in _texts(root)
 
 
+def test_svg_is_the_same_bytes_every_time(tmp_path):
+    outs = set()
+    for i in range(2):
+        out = tmp_path / f"g{i}.svg"
+        res = runner.invoke(app, ["graph", str(SAMPLES / "alexnet_cpu1_assign.pbtxt"), "-o",
+                                  str(out), "--devices", "CPU:0,CPU:1", "--max-nodes", "40"])
+        assert res.exit_code == 0, res.output
+        outs.add(out.read_bytes())
+    assert len(outs) == 1
+
+
 def test_png_and_dot_outputs(tmp_path, monkeypatch):
     png = tmp_path / "g.png"
     res = runner.invoke(app, ["graph", str(SAMPLES / "towers_gpu.pb"), "-o", str(png)])
