@@ -145,6 +145,10 @@ class _Writer:
                 lines.append(u.op)
         elif u.kind == "hub":
             lines = wrap_name(u.label_name) + [u.op, f"hub: {u.degree} links not drawn"]
+        elif " … " in u.label_name:             # a chunk: one line for each end
+            first, last = u.label_name.rsplit(" … ", 1)
+            lines = wrap_name(first + " …", max_lines=2) + wrap_name(last + "/", max_lines=2) \
+                + [f"{u.members} ops"]
         else:
             lines = wrap_name(u.label_name + "/") + [f"{u.members} ops"]
         if len(u.devices) > 1:
