@@ -9,6 +9,7 @@ describe a DAG.
 
 from __future__ import annotations
 
+import weakref
 from dataclasses import dataclass
 
 import numpy as np
@@ -34,25 +35,38 @@ class IndexedDag:
         return len(self.nodes)
 
 
+_CACHE: "weakref.WeakKeyDictionary[Graph, tuple[tuple[int, int], IndexedDag]]" = weakref.WeakKeyDictionary()
+
+
 def index_graph(graph: Graph) -> IndexedDag:
+    """The indexed DAG of ``graph``; cached per graph while its node and edge counts stay."""
+    signature = (len(graph.nodes), sum(len(n.in_edges) for n in graph.nodes.values()))
+    hit = _CACHE.get(graph)
+    if hit is not None and hit[0] == signature:
+        return hit[1]
+    dag = _index_graph(graph)
+    _CACHE[graph] = (signature, dag)
+    return dag
+
+
+def _index_graph(graph: Graph) -> IndexedDag:
     nodes = list(graph.nodes.values())
-    index = {node.name: i for i, node in enumerate(nodes)}
-    src_l: list[int] = []
-    dst_l: list[int] = []
-    ctl_l: list[bool] = []
-    for i, node in enumerate(nodes):
-        for e in node.in_edges:
-            s = index.get(e.src)
-            if s is None or nodes[s].op in BACK_EDGE_SOURCES:
-                continue
-            src_l.append(s)
-            dst_l.append(i)
-            ctl_l.append(e.src_slot < 0)
     n = len(nodes)
-    src = np.asarray(src_l, dtype=np.int64)
-    dst = np.asarray(dst_l, dtype=np.int64)
-    control = np.asarray(ctl_l, dtype=bool)
-    order = topological_order(n, src, dst)
+    index = {node.name: i for i, node in enumerate(nodes)}
+    get = index.get
+    src = np.fromiter((get(e.src, -1) for node in nodes for e in node.in_edges), dtype=np.int64)
+    dst = np.repeat(np.arange(n, dtype=np.int64),
+                    np.fromiter((len(node.in_edges) for node in nodes), dtype=np.int64, count=n))
+    control = np.fromiter((e.src_slot < 0 for node in nodes for e in node.in_edges), dtype=bool,
+                          count=src.size)
+    is_back = np.fromiter((node.op in BACK_EDGE_SOURCES for node in nodes), dtype=bool, count=n)
+    keep = src >= 0
+    keep[keep] = ~is_back[src[keep]]
+    src, dst, control = src[keep], dst[keep], control[keep]
+    if src.size == 0 or bool(np.all(src < dst)):
+        order = np.arange(n, dtype=np.int64)   # the usual case: nodes already in topological order
+    else:
+        order = topological_order(n, src, dst)
     position = np.empty(n, dtype=np.int64)
     position[order] = np.arange(n, dtype=np.int64)
     forward = position[src] < position[dst]

@@ -54,10 +54,11 @@ class ShapeInfo:
         self._shapes = shapes
         self._dtypes = dtypes
         self._values = values
+        self._sizes: dict[int, int | None] = {}
 
     @staticmethod
     def _name(node) -> str:
-        return node if isinstance(node, str) else node.name
+        return node if node.__class__ is str else node.name
 
     def shape(self, node, slot: int = 0) -> Shape | None:
         outs = self._shapes.get(self._name(node))
@@ -74,11 +75,16 @@ class ShapeInfo:
         return num_elements(self.shape(node, slot))
 
     def nbytes(self, node, slot: int = 0) -> int | None:
-        count = self.num_elements(node, slot)
-        dtype = self.dtype(node, slot)
-        if count is None or dtype is None:
+        name = self._name(node)
+        count = num_elements(self.shape(name, slot))
+        if count is None:
             return None
-        size = _dt.dtype_size(dtype)
+        dtype = self.dtype(name, slot)
+        if dtype is None:
+            return None
+        size = self._sizes.get(dtype, -1)
+        if size == -1:
+            size = self._sizes[dtype] = _dt.dtype_size(dtype)
         return None if size is None else count * size
 
     def output_shapes(self, node) -> list[Shape | None]:
@@ -87,9 +93,14 @@ class ShapeInfo:
 
 def num_elements(shape: Shape | None) -> int | None:
     """Product of the dims (Python int), or None when the rank or any dim is unknown."""
-    if shape is None or any(d < 0 for d in shape):
+    if shape is None:
         return None
-    return prod(shape)
+    n = 1
+    for d in shape:
+        if d < 0:
+            return None
+        n *= d
+    return n
 
 
 # --------------------------------------------------------------------------- shape algebra
@@ -270,23 +281,31 @@ class _Inferencer:
     def run(self, order: Iterable[Node]) -> bool:
         """One pass in topological order; True when a loop Merge had to be relaxed."""
         relaxed = False
-        shapes, dtypes = self.shapes, self.dtypes
-        handlers = HANDLERS
-        arity = self.arity
+        shapes, dtypes, values, handles = self.shapes, self.dtypes, self.values, self.handles
+        handlers, value_ops, source_value_ops = HANDLERS, VALUE_OPS, SOURCE_VALUE_OPS
+        arity, reductions, merge_override = self.arity, self.reductions, self.merge_override
+        first_pass = not dtypes
         for node in order:
             op = node.op
-            n_in = 0
+            ins: list[Shape | None] = []
+            srcs: list[tuple[str, int] | None] = []
             for e in node.in_edges:
-                if e.src_slot >= 0 and e.dst_slot >= n_in:
-                    n_in = e.dst_slot + 1
-            ins: list[Shape | None] = [None] * n_in
-            srcs: list[tuple[str, int] | None] = [None] * n_in
-            for e in node.in_edges:
-                if e.src_slot >= 0:
-                    outs = shapes.get(e.src)
-                    ins[e.dst_slot] = outs[e.src_slot] if outs is not None and e.src_slot < len(outs) else None
-                    srcs[e.dst_slot] = (e.src, e.src_slot)
-            n_out = len(node.output_dtypes) if node.output_dtypes is not None else (
+                slot = e.src_slot
+                if slot < 0:
+                    continue
+                outs = shapes.get(e.src)
+                shape = outs[slot] if outs is not None and slot < len(outs) else None
+                if e.dst_slot == len(ins):
+                    ins.append(shape)
+                    srcs.append((e.src, slot))
+                else:  # edges out of slot order
+                    while len(ins) <= e.dst_slot:
+                        ins.append(None)
+                        srcs.append(None)
+                    ins[e.dst_slot] = shape
+                    srcs[e.dst_slot] = (e.src, slot)
+            od = node.output_dtypes
+            n_out = len(od) if od is not None else (
                 len(node.output_shapes) if node.output_shapes is not None else 1)
             handler = handlers.get(op)
             out: list[Shape | None] | None = None
@@ -296,32 +315,34 @@ class _Inferencer:
                 a = arity[op]
                 if a == 1:
                     out = [ins[0] if ins else None]
-                elif a == 2 and n_in >= 2:
+                elif a == 2 and len(ins) >= 2:
                     # *Grad ops take two tensors of the output's shape; the rest broadcast
                     out = [merge(ins[0], ins[1]) if op.endswith("Grad") else broadcast(ins[0], ins[1])]
-                elif n_in >= 3:
+                elif len(ins) >= 3:
                     out = [broadcast(broadcast(ins[0], ins[1]), ins[2])]
-            elif op in self.reductions:
+            elif op in reductions:
                 out = _reduction(self, node, ins, srcs)
-            if op == "Merge" or op == "RefMerge":
-                prev = self.merge_override.get(node.name, ...)
-                if prev is not ...:
-                    out = [prev, ()]
-            recorded = node.output_shapes
+            if merge_override and (op == "Merge" or op == "RefMerge") and node.name in merge_override:
+                out = [merge_override[node.name], ()]
             if out is None:
-                out = []
-            if len(out) < n_out:
+                out = [None] * n_out
+            elif len(out) < n_out:
                 out = list(out) + [None] * (n_out - len(out))
+            recorded = node.output_shapes
             if recorded:
-                out = [refine(recorded[i] if i < len(recorded) else None, s) for i, s in enumerate(out)]
+                out = [refine(recorded[i] if i < len(recorded) else None, sh) for i, sh in enumerate(out)]
             shapes[node.name] = out
-            dtypes[node.name] = self._dtypes(node, srcs, n_out)
-            if op in VALUE_OPS:
-                VALUE_OPS[op](self, node, ins, srcs)
-            if op in HANDLE_PASS and srcs and srcs[0] is not None and srcs[0] in self.handles:
-                h = self.handles[srcs[0]]
+            if first_pass:
+                dtypes[node.name] = self._dtypes(node, srcs, n_out)
+            if op in value_ops:
+                if op in source_value_ops or any(r in values for r in srcs):
+                    value_ops[op](self, node, ins, srcs)
+                elif not first_pass:
+                    values.pop((node.name, 0), None)  # an input lost its value in this pass
+            if handles and srcs and op in HANDLE_PASS and srcs[0] in handles:
+                h = handles[srcs[0]]
                 for slot in range(max(1, n_out)):
-                    self.handles[(node.name, slot)] = h
+                    handles[(node.name, slot)] = h
         # Loop merges: compare with the NextIteration inputs computed later in the pass.
         for node in self.graph.nodes.values():
             if node.op not in ("Merge", "RefMerge"):
@@ -340,8 +361,11 @@ class _Inferencer:
         return relaxed
 
     def _dtypes(self, node: Node, srcs, n_out: int) -> list[int | None]:
-        if node.output_dtypes is not None:
-            return [_dt.base_type(t) if t else None for t in node.output_dtypes]
+        od = node.output_dtypes
+        if od is not None:
+            if not od or (min(od) > 0 and max(od) <= _dt.REF_OFFSET):
+                return od  # shared, not copied: read only
+            return [_dt.base_type(t) if t else None for t in od]
         # _Arg/_Retval and unknown ops: pass the input dtype through where it is 1:1.
         if srcs and srcs[0] is not None and n_out == 1:
             src_types = self.dtypes.get(srcs[0][0])
@@ -1052,6 +1076,8 @@ def _v_gather(inf, node, ins, srcs):
     _set_value(inf, node, 0, tuple(v[i] for i in idx))
 
 
+#: value ops that produce a value from shapes or attrs alone (the others need an input value)
+SOURCE_VALUE_OPS = frozenset({"Const", "HostConst", "Shape", "ShapeN", "Size", "Rank"})
 VALUE_OPS: dict[str, Handler] = {}
 for _ops, _fn in (("Const HostConst", _v_const),
                   ("Identity Cast StopGradient Snapshot Enter Exit _Arg _Retval Reshape Squeeze ExpandDims", _v_pass),

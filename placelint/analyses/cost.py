@@ -1,0 +1,221 @@
+"""Per-op work from static shapes, following Grappler's ``OpLevelCostEstimator``.
+
+``op_cost(node, shapes)`` returns the op count Grappler would predict
+(tensorflow/core/grappler/costs/op_level_cost_estimator.cc): ``2mnk`` for MatMul,
+``batch * 2mnk`` for BatchMatMul, ``2*N*Ho*Wo*Kh*Kw*Cin*Cout`` for Conv2D,
+``2*N*Ho*Wo*Kh*Kw*Cin*multiplier`` for DepthwiseConv2dNative, pooling, batch norm,
+softmax and AddN formulas, and element-wise ops and reductions as element count times
+the Eigen functor cost (``placelint/data/op_costs.json``). Ops without a formula count
+the elements of their largest input or output (what Grappler's cwise fallback did).
+
+Where a needed shape is unknown the op gets *unit cost* (1) and ``known=False``; the
+reports say how many ops that affected. Grappler instead treats unknown dims as 1 and
+flags the estimate inaccurate; a unit cost is the same idea made explicit.
+Counts are Python ints, so huge shapes do not overflow.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from math import prod
+
+from ..model.graph import Node
+from .op_tables import cost_table
+from .shape_inference import Shape, ShapeInfo, num_elements
+
+__all__ = ["OpCost", "op_cost", "UNIT"]
+
+UNIT = 1
+OPS_PER_MAC = 2  # kOpsPerMac
+
+
+@dataclass(frozen=True, slots=True)
+class OpCost:
+    ops: int            #: Grappler-style operation count (unit cost when not known)
+    known: bool         #: False: a needed shape was unknown and ``ops`` is the unit cost
+    formula: str        #: which formula produced it
+
+
+def _unknown(formula: str) -> OpCost:
+    return OpCost(UNIT, False, formula)
+
+
+def _inputs(node: Node, shapes: ShapeInfo) -> list[Shape | None]:
+    """Input shapes by input slot."""
+    ins: list[Shape | None] = []
+    for e in node.in_edges:
+        if e.src_slot >= 0:
+            while len(ins) <= e.dst_slot:
+                ins.append(None)
+            ins[e.dst_slot] = shapes.shape(e.src, e.src_slot)
+    return ins
+
+
+def _known(*shapes: Shape | None) -> bool:
+    return all(s is not None and all(d >= 0 for d in s) for s in shapes)
+
+
+def _nchw(node: Node) -> bool:
+    a = node.attrs["data_format"] if "data_format" in node.attrs else None
+    return a is not None and a.WhichOneof("value") == "s" and a.s.startswith(b"NCHW")
+
+
+def _nhwc(node: Node, shape: Shape) -> tuple[int, int, int, int]:
+    if _nchw(node):
+        return shape[0], shape[2], shape[3], shape[1]
+    return shape[0], shape[1], shape[2], shape[3]
+
+
+def _attr_b(node: Node, key: str, default: bool) -> bool:
+    return bool(node.attrs[key].b) if key in node.attrs else default
+
+
+def _window(node: Node, key: str) -> tuple[int, int]:
+    if key not in node.attrs:
+        return 1, 1
+    v = list(node.attrs[key].list.i)
+    if len(v) != 4:
+        return 1, 1
+    return (v[2], v[3]) if _nchw(node) else (v[1], v[2])
+
+
+def op_cost(node: Node, shapes: ShapeInfo) -> OpCost:
+    """Grappler's op count for ``node`` (see the module docstring)."""
+    op = node.op
+    fn = _FORMULAS.get(op)
+    if fn is not None:
+        return fn(node, shapes, _inputs(node, shapes))
+    table = cost_table()
+    ins = _inputs(node, shapes)
+    out = shapes.shape(node, 0)
+    if op in table.elementwise:
+        per = table.elementwise[op][1]
+        count = _cwise_count(ins, out)
+        return _unknown("elementwise") if count is None else OpCost(count * per, True, "elementwise")
+    if op in table.reductions:
+        x = ins[0] if ins else None
+        n = num_elements(x)
+        return _unknown("reduction") if n is None else OpCost(n * table.reductions[op], True, "reduction")
+    return _largest(ins, [shapes.shape(node, i) for i in range(max(1, len(node.output_dtypes or ())))])
+
+
+def _cwise_count(ins: list[Shape | None], out: Shape | None) -> int | None:
+    """PredictCwiseOp: the largest of the inputs', the output's and the broadcast element count."""
+    counts = [num_elements(s) for s in ins[:3]] + [num_elements(out)]
+    known = [c for c in counts if c is not None]
+    if not known or (out is None and any(c is None for c in counts[:-1])):
+        return None
+    return max(known)
+
+
+def _largest(ins, outs) -> OpCost:
+    counts = [num_elements(s) for s in (*ins, *outs)]
+    if not counts or any(c is None for c in counts):
+        return _unknown("elements")
+    return OpCost(max(counts), True, "elements")
+
+
+def _matmul(node, shapes, ins):
+    if len(ins) < 2 or not _known(ins[0], ins[1]) or len(ins[0]) != 2 or len(ins[1]) != 2:
+        return _unknown("matmul")
+    a, b = ins[0], ins[1]
+    m, k = (a[1], a[0]) if _attr_b(node, "transpose_a", False) else (a[0], a[1])
+    n = b[0] if _attr_b(node, "transpose_b", False) else b[1]
+    return OpCost(OPS_PER_MAC * m * n * k, True, "matmul")
+
+
+def _batch_matmul(node, shapes, ins):
+    out = shapes.shape(node, 0)
+    if len(ins) < 2 or not _known(ins[0], ins[1], out) or len(ins[0]) < 2 or len(ins[1]) < 2:
+        return _unknown("batch_matmul")
+    a = ins[0]
+    k = a[-2] if _attr_b(node, "adj_x", False) else a[-1]
+    return OpCost(OPS_PER_MAC * prod(out) * k, True, "batch_matmul")
+
+
+def _conv2d(node, shapes, ins):
+    out = shapes.shape(node, 0)
+    if len(ins) < 2 or not _known(ins[1], out) or len(ins[1]) != 4 or len(out) != 4:
+        return _unknown("conv2d")
+    kh, kw, cin, cout = ins[1]
+    n, ho, wo, _ = _nhwc(node, out)
+    if node.op == "DepthwiseConv2dNative":  # cout is the channel multiplier
+        return OpCost(OPS_PER_MAC * n * ho * wo * kh * kw * cin * cout, True, "depthwise_conv2d")
+    return OpCost(OPS_PER_MAC * n * ho * wo * kh * kw * cin * cout, True, "conv2d")
+
+
+def _conv2d_backprop(node, shapes, ins):
+    """Conv2DBackpropInput/Filter (and depthwise): the forward convolution's count."""
+    filt = ins[1] if node.op.endswith("BackpropInput") else shapes.shape(node, 0)
+    grad = ins[2] if len(ins) > 2 else None
+    if not _known(filt, grad) or len(filt) != 4 or len(grad) != 4:
+        return _unknown("conv2d_backprop")
+    kh, kw, cin, cout = filt
+    n, ho, wo, c = _nhwc(node, grad)
+    return OpCost(OPS_PER_MAC * n * ho * wo * c * kh * kw * cin, True, "conv2d_backprop")
+
+
+def _pool(node, shapes, ins):
+    out = shapes.shape(node, 0)
+    if not _known(out) or len(out) != 4:
+        return _unknown("pool")
+    kh, kw = _window(node, "ksize")
+    count = prod(out)
+    if node.op.startswith("MaxPool"):
+        return OpCost(count * (1 if kh * kw == 1 else kh * kw - 1), True, "max_pool")
+    return OpCost(count * kh * kw, True, "avg_pool")
+
+
+def _batch_norm(node, shapes, ins):
+    x = ins[0] if ins else None
+    if not _known(x) or len(x) != 4:
+        return _unknown("fused_batch_norm")
+    n, h, w, c = _nhwc(node, x)
+    if _attr_b(node, "is_training", True):
+        rsqrt = cost_table().functor_costs["scalar_rsqrt_op"]
+        return OpCost(c * (n * h * w * 4 + 6 + rsqrt), True, "fused_batch_norm")
+    return OpCost(n * h * w * c * 2, True, "fused_batch_norm")
+
+
+def _softmax(node, shapes, ins):
+    x = ins[0] if ins else None
+    if not _known(x) or not x:
+        return _unknown("softmax")
+    f = cost_table().functor_costs
+    per = f["scalar_exp_op"] + f["scalar_sum_op"] + f["scalar_product_op"]
+    return OpCost(per * prod(x) + f["scalar_inverse_op"] * x[0], True, "softmax")
+
+
+def _add_n(node, shapes, ins):
+    count = _cwise_count(ins, shapes.shape(node, 0))
+    if count is None:
+        return _unknown("add_n")
+    return OpCost(count * max(0, len(ins) - 1) * cost_table().functor_costs["scalar_sum_op"], True, "add_n")
+
+
+def _einsum(node, shapes, ins):
+    eq = node.attrs["equation"].s.decode() if "equation" in node.attrs else ""
+    lhs = eq.split("->")[0].split(",") if "->" in eq else []
+    if len(lhs) != len(ins) or "." in eq or not _known(*ins):
+        return _unknown("einsum")
+    sizes: dict[str, int] = {}
+    for sub, shape in zip(lhs, ins):
+        if len(sub) != len(shape):
+            return _unknown("einsum")
+        sizes.update(zip(sub, shape))
+    return OpCost(OPS_PER_MAC * prod(sizes.values()), True, "einsum")
+
+
+_FORMULAS = {}
+for _ops, _fn in (("MatMul _FusedMatMul SparseMatMul", _matmul),
+                  ("BatchMatMul BatchMatMulV2 BatchMatMulV3", _batch_matmul),
+                  ("Conv2D _FusedConv2D DepthwiseConv2dNative", _conv2d),
+                  ("Conv2DBackpropInput Conv2DBackpropFilter DepthwiseConv2dNativeBackpropInput "
+                   "DepthwiseConv2dNativeBackpropFilter", _conv2d_backprop),
+                  ("MaxPool MaxPoolV2 AvgPool", _pool),
+                  ("FusedBatchNorm FusedBatchNormV2 FusedBatchNormV3", _batch_norm),
+                  ("Softmax LogSoftmax", _softmax),
+                  ("AddN", _add_n),
+                  ("Einsum", _einsum)):
+    for _op in _ops.split():
+        _FORMULAS[_op] = _fn

@@ -1,0 +1,381 @@
+"""Inter-op and intra-op parallelism of a graph, and thread settings for N cores.
+
+``analyze_parallelism(graph, shapes=..., placement=..., cores=...)`` answers what
+``inter_op_parallelism_threads`` and ``intra_op_parallelism_threads`` can achieve:
+
+Inter-op. TF's executor runs inexpensive kernels inline (``IsExpensive()`` false, see
+``data/executor.json``) and Grappler folds constant subgraphs before the graph runs, so
+only *expensive, non-foldable* ops compete for inter-op threads. ``width`` is the exact
+maximum antichain among them (paths may run through any node; ``antichain.py``), with one
+maximum antichain returned grouped by name scope (``branches``). ``width_all_ops`` is the
+same over every node; ``width_without_control_edges`` drops the model's control edges.
+Work ``T1``, span ``Tinf`` (critical path) and average parallelism ``T1/Tinf`` use
+Grappler-style op counts (``cost.py``). The figures are device independent (every op
+counted as a CPU kernel); when the placer's devices are known, per-device figures are
+added (GPU kernels always run inline, so there inter-op threads do not matter).
+
+Intra-op. For every expensive op type: how its CPU kernel splits work (``intra_op.json``,
+with the TF source), whether it does at its estimated size, and its share of the work;
+GIL-holding Python ops and single-threaded kernels are marked.
+
+Recommendation. ``threads.py`` evaluates a small model over (inter, intra) settings.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..model.devices import parse_device
+from ..model.graph import Graph
+from ..opdb import get_opdb
+from .antichain import max_antichain
+from .cost import OpCost, op_cost
+from .dag import IndexedDag, index_graph, longest_path
+from .intra_op import IntraOpUse, intra_op_use
+from .op_tables import ExecutorTable, executor_table, intra_op_table
+from .shape_inference import ShapeInfo, infer_shapes, num_elements
+from .threads import Recommendation, ThreadModel, recommend
+
+__all__ = ["ParallelismReport", "analyze_parallelism", "default_cores"]
+
+DT_VARIANT = 21
+DT_STRING = 7
+TOP_LEVEL = "(top level)"
+#: How many nodes with the most control edges a report names.
+CONTROL_HUBS = 5
+
+
+def default_cores() -> int:
+    """This machine's schedulable cores (what TF's intra-op pool defaults to)."""
+    try:
+        return len(os.sched_getaffinity(0)) or 1
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+@dataclass
+class Branch:
+    scope: str
+    ops: list[str]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"scope": self.scope, "ops": list(self.ops)}
+
+
+@dataclass
+class IntraOpRow:
+    op: str
+    mode: str
+    source: str | None
+    gil: bool
+    count: int
+    splitting: int          #: how many of them split at their estimated size
+    threads: int            #: most threads any of them would use (capped by cores)
+    work: int
+    share: float            #: of the total work T1
+    unknown_size: int       #: how many have an unknown size
+
+    def to_json(self) -> dict[str, Any]:
+        return {"op": self.op, "mode": self.mode, "splits_work": self.mode not in ("single", "unknown"),
+                "single_threaded": self.mode == "single", "holds_gil": self.gil, "count": self.count,
+                "splitting_at_size": self.splitting, "max_threads": self.threads, "work": self.work,
+                "share": round(self.share, 4), "unknown_size": self.unknown_size, "source": self.source}
+
+
+@dataclass
+class DeviceFigures:
+    device: str
+    ops: int
+    expensive_ops: int
+    width: int
+    work: int
+    inline_kernels: bool    #: GPU: kernels never run on inter-op threads
+
+    def to_json(self) -> dict[str, Any]:
+        return {"device": self.device, "ops": self.ops, "expensive_ops": self.expensive_ops,
+                "width": self.width, "work": self.work, "kernels_run_inline": self.inline_kernels}
+
+
+@dataclass
+class ParallelismReport:
+    model: str
+    cores: int
+    nodes: int
+    expensive_ops: int
+    folded_ops: int
+    width: int
+    width_all_ops: int
+    width_without_control_edges: int
+    antichain: list[str]
+    branches: list[Branch]
+    critical_path: list[str]
+    work: int
+    span: int
+    average_parallelism: float | None
+    unknown_cost_ops: int
+    control_edges: int
+    control_hubs: list[tuple[str, int]]
+    gil_width: int
+    gil_branches: list[Branch]
+    intra_ops: list[IntraOpRow]
+    intra_share: float
+    recommendation: Recommendation
+    per_device: list[DeviceFigures] | None = None
+    notes: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        rec = self.recommendation
+        return {
+            "model": self.model,
+            "inter_op": {
+                "width": self.width,
+                "width_all_ops": self.width_all_ops,
+                "width_without_control_edges": self.width_without_control_edges,
+                "branches": [b.to_json() for b in self.branches],
+                "critical_path": list(self.critical_path),
+                "work": self.work,
+                "span": self.span,
+                "average_parallelism": None if self.average_parallelism is None
+                else round(self.average_parallelism, 4),
+                "expensive_ops": self.expensive_ops,
+                "constant_folded_ops": self.folded_ops,
+                "unknown_cost_ops": self.unknown_cost_ops,
+                "control_edges": self.control_edges,
+                "gil_width": self.gil_width,
+                "gil_branches": [b.to_json() for b in self.gil_branches],
+                "per_device": None if self.per_device is None else [d.to_json() for d in self.per_device],
+            },
+            "intra_op": {
+                "ops": [r.to_json() for r in self.intra_ops],
+                "share": round(self.intra_share, 4),
+            },
+            "recommendation": {
+                "inter_op_parallelism_threads": rec.inter_op,
+                "intra_op_parallelism_threads": rec.intra_op,
+                "cores": rec.cores,
+                "reason": rec.reason,
+                "predicted_relative_time": {k: round(v, 4) for k, v in rec.predicted.items()},
+                "code": rec.code(),
+            },
+            "notes": list(self.notes),
+        }
+
+    def render_text(self) -> str:
+        from .parallelism_text import render
+        return render(self)
+
+
+# --------------------------------------------------------------------------- classification
+
+
+def _device_types(graph: Graph, dag: IndexedDag, placement) -> list[str | None] | None:
+    devices = getattr(placement, "device", None) if placement is not None else None
+    if not devices:
+        return None
+    out: list[str | None] = []
+    for node in dag.nodes:
+        name = devices.get(node.name)
+        out.append(name)
+    return out if any(out) else None
+
+
+def _fold_constants(dag: IndexedDag, shapes: ShapeInfo, table: ExecutorTable) -> np.ndarray:
+    """Nodes Grappler's constant folding turns into constants (Const nodes included)."""
+    n = dag.n
+    const = [False] * n
+    nodes = dag.nodes
+    get = dag.index.get
+    opdb = get_opdb()
+    has_consumers = np.zeros(n, dtype=bool)
+    has_consumers[dag.src] = True
+    foldable_op: dict[str, bool] = {}   # name checks and statefulness, per op type
+    constant_ops, materialized = table.constant_ops, table.materialized_shape_ops
+    for i in dag.order.tolist():
+        node = nodes[i]
+        op = node.op
+        if op in constant_ops:
+            const[i] = True
+            continue
+        data = [e for e in node.in_edges if e.src_slot >= 0]
+        if not data:
+            continue
+        if op in materialized:
+            if all(num_elements(shapes.shape(e.src, e.src_slot)) is not None
+                   or (op == "Rank" and shapes.shape(e.src, e.src_slot) is not None) for e in data):
+                const[i] = True
+                continue
+        if not all(const[s] if (s := get(e.src)) is not None else False for e in data):
+            continue
+        ok = foldable_op.get(op)
+        if ok is None:
+            info = opdb.op(op)
+            ok = foldable_op[op] = (table.may_fold(op) and info is not None and not info.is_stateful)
+        if not ok or not has_consumers[i]:
+            continue
+        if any(e.ref for e in data) or any(t == DT_VARIANT for t in node.output_dtypes or ()):
+            continue
+        if any(shapes.dtype(e.src, e.src_slot) == DT_STRING for e in data):
+            continue
+        out_bytes = shapes.nbytes(node, 0)
+        in_bytes = sum(shapes.nbytes(e.src, e.src_slot) or 0 for e in data)
+        if out_bytes is not None and out_bytes > max(in_bytes, table.max_constant_bytes):
+            continue
+        const[i] = True
+    return np.asarray(const, dtype=bool)
+
+
+def _branches(dag: IndexedDag, members: np.ndarray) -> list[Branch]:
+    by_scope: dict[str, list[str]] = defaultdict(list)
+    for i in members.tolist():
+        node = dag.nodes[i]
+        by_scope[node.scope or TOP_LEVEL].append(node.name)
+    return [Branch(scope, sorted(names)) for scope, names in sorted(by_scope.items())]
+
+
+def _structural_control(dag: IndexedDag, table: ExecutorTable) -> np.ndarray:
+    """Control edges placelint's function expansion adds (bodies finishing into their op)."""
+    dst_ops = np.asarray([dag.nodes[i].op in table.structural for i in range(dag.n)], dtype=bool)
+    return dag.control & dst_ops[dag.dst] if dag.n else dag.control
+
+
+# --------------------------------------------------------------------------- analysis
+
+
+def analyze_parallelism(graph: Graph, *, shapes: ShapeInfo | None = None, placement=None,
+                        cores: int | None = None) -> ParallelismReport:
+    cores = int(cores) if cores else default_cores()
+    shapes = shapes if shapes is not None else infer_shapes(graph)
+    table = executor_table()
+    intra_table = intra_op_table()
+    dag = index_graph(graph)
+    n = dag.n
+    notes: list[str] = []
+    if dag.dropped_cycle_edges:
+        notes.append(f"{dag.dropped_cycle_edges} edge(s) closing cycles other than TF1 loop back "
+                     "edges were ignored")
+
+    folded = _fold_constants(dag, shapes, table)
+    inline = np.asarray([table.runs_inline(node.op) for node in dag.nodes], dtype=bool)
+    expensive = ~inline & ~folded
+    folded_ops = int(np.count_nonzero(folded & ~inline))
+
+    work = np.zeros(n, dtype=float)
+    work_int = [0] * n
+    max_threads = np.ones(n, dtype=np.int64)
+    gil = np.zeros(n, dtype=bool)
+    rows: dict[str, dict[str, Any]] = {}
+    unknown_cost = 0
+    split_work = 0
+    for i in np.flatnonzero(expensive).tolist():
+        node = dag.nodes[i]
+        cost: OpCost = op_cost(node, shapes)
+        use: IntraOpUse = intra_op_use(node, shapes, cost, intra_table)
+        work_int[i] = cost.ops
+        work[i] = float(cost.ops)
+        unknown_cost += not cost.known
+        gil[i] = use.gil
+        if use.threads is not None:
+            max_threads[i] = use.threads
+        elif use.can_split:
+            max_threads[i] = cores  # size unknown: assume it may split
+        if use.splits:
+            split_work += cost.ops
+        row = rows.setdefault(node.op, {"use": use, "count": 0, "splitting": 0, "threads": 1,
+                                        "work": 0, "unknown": 0})
+        row["count"] += 1
+        row["splitting"] += use.splits
+        row["threads"] = max(row["threads"], min(cores, use.threads or 1))
+        row["work"] += cost.ops
+        row["unknown"] += use.threads is None and use.can_split
+    total_work = sum(work_int)
+
+    # -- widths
+    all_edges_width = max_antichain(n, dag.src, dag.dst, expensive)
+    width_all = max_antichain(n, dag.src, dag.dst, np.ones(n, dtype=bool)).width
+    keep = ~dag.control | _structural_control(dag, table)
+    if keep.all():
+        no_control = all_edges_width.width   # no control edges of the model's own
+    else:
+        no_control = max_antichain(n, dag.src[keep], dag.dst[keep], expensive).width
+    gil_chain = max_antichain(n, dag.src, dag.dst, expensive & gil)
+
+    # -- work and span
+    span, path = longest_path(dag, work)
+    span_int = sum(work_int[i] for i in path)
+    critical = [dag.nodes[i].name for i in path if expensive[i]]
+    avg = total_work / span_int if span_int > 0 else None
+
+    # -- control edges
+    control_edges = int(np.count_nonzero(dag.control))
+    hub_counts: Counter[int] = Counter()
+    if control_edges:
+        for s, d in zip(dag.src[dag.control].tolist(), dag.dst[dag.control].tolist()):
+            hub_counts[s] += 1
+            hub_counts[d] += 1
+    hubs = [(dag.nodes[i].name, c) for i, c in hub_counts.most_common(CONTROL_HUBS)]
+
+    # -- intra-op table
+    intra_rows = [IntraOpRow(op, r["use"].mode, r["use"].source, r["use"].gil, r["count"], r["splitting"],
+                             r["threads"], r["work"], r["work"] / total_work if total_work else 0.0,
+                             r["unknown"])
+                  for op, r in rows.items()]
+    intra_rows.sort(key=lambda r: (-r.work, r.op))
+    share = split_work / total_work if total_work else 0.0
+    if unknown_cost:
+        notes.append(f"{unknown_cost} expensive op(s) have unknown shapes and count as unit cost (1)")
+
+    # -- per device
+    per_device = _per_device(graph, dag, placement, expensive, work_int, table, notes, total_work,
+                             all_edges_width.width)
+
+    model = ThreadModel(dag, work, max_threads, gil, cores, serial_span=span)
+    rec = recommend(model, width=all_edges_width.width, intra_share=share, average_parallelism=avg,
+                    unknown_ops=unknown_cost)
+    return ParallelismReport(
+        model=graph.name, cores=cores, nodes=n, expensive_ops=int(np.count_nonzero(expensive)),
+        folded_ops=folded_ops, width=all_edges_width.width, width_all_ops=width_all,
+        width_without_control_edges=no_control,
+        antichain=[dag.nodes[i].name for i in all_edges_width.nodes.tolist()],
+        branches=_branches(dag, all_edges_width.nodes), critical_path=critical,
+        work=total_work, span=span_int, average_parallelism=avg, unknown_cost_ops=unknown_cost,
+        control_edges=control_edges, control_hubs=hubs, gil_width=gil_chain.width,
+        gil_branches=_branches(dag, gil_chain.nodes), intra_ops=intra_rows, intra_share=share,
+        recommendation=rec, per_device=per_device, notes=notes)
+
+
+def _per_device(graph, dag, placement, expensive, work_int, table, notes, total_work, overall_width):
+    devices = _device_types(graph, dag, placement)
+    n_expensive = int(np.count_nonzero(expensive))
+    if devices is None:
+        notes.append("no device placement available: per-device figures are omitted")
+        return None
+    groups: dict[str, list[int]] = defaultdict(list)
+    for i, d in enumerate(devices):
+        groups[d or "(unplaced)"].append(i)
+    out = []
+    inline_work = 0
+    for name, idx in sorted(groups.items()):
+        spec = parse_device(name) if name != "(unplaced)" else None
+        inline = spec is not None and spec.type in table.inline_device_types
+        members = np.zeros(dag.n, dtype=bool)
+        members[idx] = True
+        members &= expensive
+        count = int(np.count_nonzero(members))
+        w = sum(work_int[i] for i in np.flatnonzero(members).tolist())
+        if inline:
+            inline_work += w
+        # a device holding every expensive op has the graph's width: no second flow needed
+        width = overall_width if count == n_expensive else max_antichain(dag.n, dag.src, dag.dst, members).width
+        out.append(DeviceFigures(
+            device=spec.short if spec is not None and spec.type else name, ops=len(idx),
+            expensive_ops=count, width=width, work=w, inline_kernels=inline))
+    if total_work and inline_work / total_work > 0.5:
+        notes.append(f"{inline_work / total_work:.0%} of the work is placed on GPU devices, whose kernels "
+                     "run inline on one thread and queue on the GPU: the thread settings mainly affect "
+                     "the CPU part")
+    return out
