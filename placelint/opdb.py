@@ -338,18 +338,12 @@ class OpInfo:
             sig.update(c.attr for c in k.constraints)
         self._sig_attrs = tuple(sorted(sig))
         self._memo: dict[tuple, Any] = {}
-        self._last_signature: tuple[Any, tuple] | None = None
 
     def _signature(self, attrs: AttrMap | None) -> tuple:
         if not attrs:
             return ()
-        last = self._last_signature
-        if last is not None and last[0] is attrs:
-            return last[1]      # the same node asking again (types, then kernels)
-        sig = tuple(attrs[k].SerializeToString(deterministic=True) if k in attrs else None
-                    for k in self._sig_attrs)
-        self._last_signature = (attrs, sig)
-        return sig
+        return tuple(attrs[k].SerializeToString(deterministic=True) if k in attrs else None
+                     for k in self._sig_attrs)
 
     def _memoized(self, what: str, attrs: AttrMap | None, extra, compute):
         key = (what, self._signature(attrs), extra)

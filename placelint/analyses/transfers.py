@@ -131,11 +131,20 @@ def _memory_info(graph: Graph, placement):
                     result = info.memory_types(dtype, node.attrs)
                 except (ValueError, KeyError):
                     pass
+                if node.op in PASS_THROUGH:
+                    # Inlined function arguments/results carry one tensor through: its
+                    # input sits in the same memory as its output.
+                    host = bool(result[0] or result[1])
+                    result = (frozenset({0}) if host else frozenset(),
+                              frozenset({0}) if host else frozenset())
             cache[name] = result
         return cache[name]
 
     return memory
 
+
+#: Nodes the function expansion adds as one-tensor pass-throughs (``_Arg``/``_Retval``).
+PASS_THROUGH = ("_Arg", "_Retval")
 
 #: ReplicateConstantsPass's kMaxSize: constants of at most this many elements are replicated.
 REPLICATE_MAX_ELEMENTS = 16
