@@ -271,6 +271,7 @@ def analyze_parallelism(graph: Graph, *, shapes: ShapeInfo | None = None, placem
     rows: dict[str, dict[str, Any]] = {}
     unknown_cost = 0
     split_work = 0
+    splittable_work = 0
     for i in np.flatnonzero(expensive).tolist():
         node = dag.nodes[i]
         cost: OpCost = op_cost(node, shapes)
@@ -285,6 +286,8 @@ def analyze_parallelism(graph: Graph, *, shapes: ShapeInfo | None = None, placem
             max_threads[i] = cores  # size unknown: assume it may split
         if use.splits:
             split_work += cost.ops
+        if use.can_split:
+            splittable_work += cost.ops
         row = rows.setdefault(node.op, {"use": use, "count": 0, "splitting": 0, "threads": 1,
                                         "work": 0, "unknown": 0})
         row["count"] += 1
@@ -335,7 +338,8 @@ def analyze_parallelism(graph: Graph, *, shapes: ShapeInfo | None = None, placem
 
     model = ThreadModel(dag, work, max_threads, gil, cores, serial_span=span)
     rec = recommend(model, width=all_edges_width.width, intra_share=share, average_parallelism=avg,
-                    unknown_ops=unknown_cost)
+                    unknown_ops=unknown_cost,
+                    splittable_share=splittable_work / total_work if total_work else 0.0)
     return ParallelismReport(
         model=graph.name, cores=cores, nodes=n, expensive_ops=int(np.count_nonzero(expensive)),
         folded_ops=folded_ops, width=all_edges_width.width, width_all_ops=width_all,

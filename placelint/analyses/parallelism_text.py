@@ -5,7 +5,7 @@ from __future__ import annotations
 from ..diagnostics import list_names
 
 MAX_ROWS = 15
-MAX_PATH = 12
+MAX_PATH = 8
 
 
 def _n(x: int) -> str:
@@ -21,7 +21,7 @@ def render(report) -> str:
                f"without control edges: {r.width_without_control_edges})")
     if r.folded_ops:
         out.append(f"  {r.folded_ops} op(s) are constant-folded by Grappler before the graph runs")
-    if r.branches:
+    if r.width >= 2 and r.branches:
         out.append("  ops that can run side by side (one maximum antichain, by name scope):")
         for b in r.branches[:MAX_ROWS]:
             out.append(f"    {b.scope}: {list_names(b.ops, 6)}")
@@ -50,7 +50,8 @@ def render(report) -> str:
         out.append(f"  {'op':<28} {'count':>6} {'split':>6} {'thr':>4} {'share':>6}  how (TF source)")
         for row in r.intra_ops[:MAX_ROWS]:
             how = row.mode + (", holds the GIL" if row.gil else "")
-            src = f" ({row.source})" if row.source else " (not in placelint's table: assumed single-threaded)"
+            src = (f" ({row.source.split(' (')[0]})" if row.source
+                   else " (not in placelint's table: assumed single-threaded)")
             out.append(f"  {row.op:<28} {row.count:>6} {row.splitting:>6} {row.threads:>4} "
                        f"{row.share:>6.1%}  {how}{src}")
         if len(r.intra_ops) > MAX_ROWS:

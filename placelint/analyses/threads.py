@@ -85,7 +85,7 @@ class ThreadModel:
 
 
 def recommend(model: ThreadModel, *, width: int, intra_share: float, average_parallelism: float | None,
-              unknown_ops: int) -> Recommendation:
+              unknown_ops: int, splittable_share: float = 0.0) -> Recommendation:
     n = model.cores
     if model.total <= 0:
         return Recommendation(n, n, n, "No expensive ops to schedule: the thread settings make no "
@@ -99,12 +99,12 @@ def recommend(model: ThreadModel, *, width: int, intra_share: float, average_par
     serial = model.time(1, 1)
     default = model.time(n, n)
     predicted = {"recommended": 1.0, "tf_default": default / t, "serial": serial / t}
-    reason = _reason(model, a, b, width, intra_share, average_parallelism, unknown_ops)
+    reason = _reason(model, a, b, width, intra_share, average_parallelism, unknown_ops, splittable_share)
     return Recommendation(a, b, n, reason, predicted)
 
 
 def _reason(model: ThreadModel, a: int, b: int, width: int, share: float, avg: float | None,
-            unknown_ops: int) -> str:
+            unknown_ops: int, splittable: float) -> str:
     n = model.cores
     pct = f"{share:.0%}"
     avg_s = f"{avg:.2f}" if avg is not None else "n/a"
@@ -121,8 +121,11 @@ def _reason(model: ThreadModel, a: int, b: int, width: int, share: float, avg: f
     else:
         first = (f"Up to {width} expensive ops can run at once (average parallelism {avg_s}), "
                  f"so {a} inter-op threads keep independent branches running side by side")
-    if b > 1:
+    if b > 1 and share > 0:
         second = f"{pct} of the work is in kernels that split over the intra-op pool, so give it {b} threads"
+    elif b > 1:
+        second = (f"{splittable:.0%} of the work is in kernels that can split over the intra-op pool "
+                  f"and their sizes are not known statically, so give it {b} threads")
     elif share > 0:
         second = (f"only {pct} of the work is in kernels big enough to split over the intra-op pool, "
                   "so an intra-op pool of 1 avoids oversubscribing the cores")
