@@ -31,7 +31,7 @@ from typing import Callable, Iterable
 import numpy as np
 
 from .. import dtypes as _dt
-from ..model.graph import Graph, Node
+from ..model.graph import Edge, Graph, Node
 from .dag import BACK_EDGE_SOURCES, index_graph
 from .op_tables import cost_table
 
@@ -275,8 +275,13 @@ class _Inferencer:
         outs = self.shapes.get(src)
         return outs[slot] if outs is not None and 0 <= slot < len(outs) else None
 
-    def value(self, ref: tuple[str, int] | None) -> Value | None:
-        return None if ref is None else self.values.get(ref)
+    def value(self, edge: Edge | None) -> Value | None:
+        """The tracked value of the tensor an input edge carries."""
+        return None if edge is None else self.values.get((edge.src, edge.src_slot))
+
+    def handle(self, edge: Edge | None):
+        """(shape, dtype) of the variable a resource input refers to."""
+        return None if edge is None else self.handles.get((edge.src, edge.src_slot))
 
     def run(self, order: Iterable[Node]) -> bool:
         """One pass in topological order; True when a loop Merge had to be relaxed."""
@@ -288,7 +293,7 @@ class _Inferencer:
         for node in order:
             op = node.op
             ins: list[Shape | None] = []
-            srcs: list[tuple[str, int] | None] = []
+            srcs: list[Edge | None] = []
             for e in node.in_edges:
                 slot = e.src_slot
                 if slot < 0:
@@ -297,13 +302,13 @@ class _Inferencer:
                 shape = outs[slot] if outs is not None and slot < len(outs) else None
                 if e.dst_slot == len(ins):
                     ins.append(shape)
-                    srcs.append((e.src, slot))
+                    srcs.append(e)
                 else:  # edges out of slot order
                     while len(ins) <= e.dst_slot:
                         ins.append(None)
                         srcs.append(None)
                     ins[e.dst_slot] = shape
-                    srcs[e.dst_slot] = (e.src, slot)
+                    srcs[e.dst_slot] = e
             od = node.output_dtypes
             n_out = len(od) if od is not None else (
                 len(node.output_shapes) if node.output_shapes is not None else 1)
@@ -335,12 +340,13 @@ class _Inferencer:
             if first_pass:
                 dtypes[node.name] = self._dtypes(node, srcs, n_out)
             if op in value_ops:
-                if op in source_value_ops or any(r in values for r in srcs):
+                if op in source_value_ops or any(
+                        e is not None and (e.src, e.src_slot) in values for e in srcs):
                     value_ops[op](self, node, ins, srcs)
                 elif not first_pass:
                     values.pop((node.name, 0), None)  # an input lost its value in this pass
-            if handles and srcs and op in HANDLE_PASS and srcs[0] in handles:
-                h = handles[srcs[0]]
+            if handles and srcs and op in HANDLE_PASS and srcs[0] is not None \
+                    and (h := handles.get((srcs[0].src, srcs[0].src_slot))) is not None:
                 for slot in range(max(1, n_out)):
                     handles[(node.name, slot)] = h
         # Loop merges: compare with the NextIteration inputs computed later in the pass.
@@ -368,9 +374,9 @@ class _Inferencer:
             return [_dt.base_type(t) if t else None for t in od]
         # _Arg/_Retval and unknown ops: pass the input dtype through where it is 1:1.
         if srcs and srcs[0] is not None and n_out == 1:
-            src_types = self.dtypes.get(srcs[0][0])
-            if src_types and srcs[0][1] < len(src_types):
-                return [src_types[srcs[0][1]]]
+            src_types = self.dtypes.get(srcs[0].src)
+            if src_types and srcs[0].src_slot < len(src_types):
+                return [src_types[srcs[0].src_slot]]
         return [None] * n_out
 
 
@@ -386,8 +392,9 @@ def infer_shapes(graph: Graph) -> ShapeInfo:
 
 
 # --------------------------------------------------------------------------- handlers
-# Each takes (inferencer, node, input shapes by slot, input (node, slot) refs by slot)
-# and returns the output shapes (or None when nothing is known).
+# Each takes (inferencer, node, input shapes by slot, input edges by slot)
+# and returns the output shapes (or None when nothing is known). Input refs are the data
+# Edges (``inf.value(edge)``, ``inf.handle(edge)`` look up what they carry).
 
 Handler = Callable[[_Inferencer, Node, list, list], "list[Shape | None] | None"]
 
@@ -406,7 +413,7 @@ def _switch(inf, node, ins, srcs):
 
 def _merge(inf, node, ins, srcs):
     known = [s for s, r in zip(ins, srcs)
-             if r is not None and inf.graph.nodes[r[0]].op not in BACK_EDGE_SOURCES]
+             if r is not None and inf.graph.nodes[r.src].op not in BACK_EDGE_SOURCES]
     out = known[0] if known else None
     for s in known[1:]:
         out = common(out, s)
@@ -432,7 +439,7 @@ def _var_handle(inf, node, ins, srcs):
 
 
 def _read_variable(inf, node, ins, srcs):
-    h = inf.handles.get(srcs[0]) if srcs and srcs[0] is not None else None
+    h = inf.handle(srcs[0]) if srcs else None
     return [h[0] if h else None]
 
 
@@ -848,7 +855,7 @@ def _gather(inf, node, ins, srcs):
 
 
 def _resource_gather(inf, node, ins, srcs):
-    h = inf.handles.get(srcs[0]) if srcs and srcs[0] is not None else None
+    h = inf.handle(srcs[0]) if srcs else None
     indices = ins[1] if len(ins) > 1 else None
     if h is None or h[0] is None or indices is None:
         return None
