@@ -173,14 +173,12 @@ class ParallelismReport:
 # --------------------------------------------------------------------------- classification
 
 
-def _device_types(graph: Graph, dag: IndexedDag, placement) -> list[str | None] | None:
+def _node_devices(dag: IndexedDag, placement) -> list[str | None] | None:
+    """Each node's placed device (full name), or None without a usable placement."""
     devices = getattr(placement, "device", None) if placement is not None else None
     if not devices:
         return None
-    out: list[str | None] = []
-    for node in dag.nodes:
-        name = devices.get(node.name)
-        out.append(name)
+    out = [devices.get(node.name) for node in dag.nodes]
     return out if any(out) else None
 
 
@@ -333,7 +331,7 @@ def analyze_parallelism(graph: Graph, *, shapes: ShapeInfo | None = None, placem
         notes.append(f"{unknown_cost} expensive op(s) have unknown shapes and count as unit cost (1)")
 
     # -- per device
-    per_device = _per_device(graph, dag, placement, expensive, work_int, table, notes, total_work,
+    per_device = _per_device(dag, placement, expensive, work_int, table, notes, total_work,
                              all_edges_width.width)
 
     model = ThreadModel(dag, work, max_threads, gil, cores, serial_span=span)
@@ -352,8 +350,9 @@ def analyze_parallelism(graph: Graph, *, shapes: ShapeInfo | None = None, placem
         recommendation=rec, per_device=per_device, notes=notes)
 
 
-def _per_device(graph, dag, placement, expensive, work_int, table, notes, total_work, overall_width):
-    devices = _device_types(graph, dag, placement)
+def _per_device(dag, placement, expensive, work_int, table, notes, total_work, overall_width):
+    """Width, work and op counts per placed device (None without a placement)."""
+    devices = _node_devices(dag, placement)
     n_expensive = int(np.count_nonzero(expensive))
     if devices is None:
         notes.append("no device placement available: per-device figures are omitted")
@@ -375,8 +374,9 @@ def _per_device(graph, dag, placement, expensive, work_int, table, notes, total_
             inline_work += w
         # a device holding every expensive op has the graph's width: no second flow needed
         width = overall_width if count == n_expensive else max_antichain(dag.n, dag.src, dag.dst, members).width
+        local = spec is not None and spec.type and spec.job in (None, "localhost") and not spec.task
         out.append(DeviceFigures(
-            device=spec.short if spec is not None and spec.type else name, ops=len(idx),
+            device=spec.short if local else name, ops=len(idx),
             expensive_ops=count, width=width, work=w, inline_kernels=inline))
     if total_work and inline_work / total_work > 0.5:
         notes.append(f"{inline_work / total_work:.0%} of the work is placed on GPU devices, whose kernels "
