@@ -236,9 +236,17 @@ def _branches(dag: IndexedDag, members: np.ndarray) -> list[Branch]:
 
 
 def _structural_control(dag: IndexedDag, table: ExecutorTable) -> np.ndarray:
-    """Control edges placelint's function expansion adds (bodies finishing into their op)."""
-    dst_ops = np.asarray([dag.nodes[i].op in table.structural for i in range(dag.n)], dtype=bool)
-    return dag.control & dst_ops[dag.dst] if dag.n else dag.control
+    """Control edges placelint's function expansion adds, not the model's own: bodies
+    finishing into their functional op, and a call's outputs into its
+    ``output_control_node`` (model/build.py)."""
+    def structural_dst(node) -> bool:
+        return node.op in table.structural or (
+            node.op == "NoOp" and bool(node.call_site)
+            and node.name.rsplit("/", 1)[-1].startswith("output_control_node"))
+    if not dag.n:
+        return dag.control
+    dst_ok = np.fromiter((structural_dst(node) for node in dag.nodes), dtype=bool, count=dag.n)
+    return dag.control & dst_ok[dag.dst]
 
 
 # --------------------------------------------------------------------------- analysis
@@ -298,7 +306,8 @@ def analyze_parallelism(graph: Graph, *, shapes: ShapeInfo | None = None, placem
     # -- widths
     all_edges_width = max_antichain(n, dag.src, dag.dst, expensive)
     width_all = max_antichain(n, dag.src, dag.dst, np.ones(n, dtype=bool)).width
-    keep = ~dag.control | _structural_control(dag, table)
+    own_control = dag.control & ~_structural_control(dag, table)
+    keep = ~own_control
     if keep.all():
         no_control = all_edges_width.width   # no control edges of the model's own
     else:
@@ -311,11 +320,11 @@ def analyze_parallelism(graph: Graph, *, shapes: ShapeInfo | None = None, placem
     critical = [dag.nodes[i].name for i in path if expensive[i]]
     avg = total_work / span_int if span_int > 0 else None
 
-    # -- control edges
-    control_edges = int(np.count_nonzero(dag.control))
+    # -- the model's control edges
+    control_edges = int(np.count_nonzero(own_control))
     hub_counts: Counter[int] = Counter()
     if control_edges:
-        for s, d in zip(dag.src[dag.control].tolist(), dag.dst[dag.control].tolist()):
+        for s, d in zip(dag.src[own_control].tolist(), dag.dst[own_control].tolist()):
             hub_counts[s] += 1
             hub_counts[d] += 1
     hubs = [(dag.nodes[i].name, c) for i, c in hub_counts.most_common(CONTROL_HUBS)]
