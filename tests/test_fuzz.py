@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import pytest
 from fuzz.harness import run_bytes, run_path
-from fuzz.strategies import graph_defs, hostile_bytes, models, seed_files
+from fuzz.strategies import (graph_defs, hostile_bytes, models, mutated_graphs, seed_files,
+                             seed_graphs)
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
@@ -61,6 +62,16 @@ def test_fuzz_bytes(item):
     _check_bytes(item)
 
 
+@settings(**CI)
+@given(mutated_graphs(), run_settings)
+def test_fuzz_mutated_real_graphs(model, s):
+    _check_model(model, s)
+
+
+def test_seed_graphs_are_found():
+    assert len(seed_graphs()) >= 6
+
+
 @pytest.mark.parametrize("seed", seed_files(), ids=lambda p: p.name)
 def test_seed_corpus_passes(seed):
     assert run_path(seed) == []
@@ -101,6 +112,33 @@ def test_fuzz_structured_models_long(model, s):
 
 @pytest.mark.slow
 @settings(**LONG)
+@given(mutated_graphs(), run_settings)
+def test_fuzz_mutated_real_graphs_long(model, s):
+    _check_model(model, s)
+
+
+@pytest.mark.slow
+@settings(**LONG)
 @given(hostile_bytes())
 def test_fuzz_bytes_long(item):
     _check_bytes(item)
+
+
+def test_harness_counts_an_internal_error_as_a_failure(monkeypatch):
+    from placelint.checks import rule_by_code
+
+    def boom(self, ctx):
+        raise ZeroDivisionError("injected")
+    monkeypatch.setattr(rule_by_code("PL102"), "check", boom)
+    (found,) = run_path(seed_files()[0])
+    assert found.startswith("PL009") and "ZeroDivisionError: injected" in found
+
+
+def test_harness_counts_a_hang_as_a_failure(monkeypatch):
+    from placelint.checks import rule_by_code
+
+    def spin(self, ctx):
+        while True:
+            pass
+    monkeypatch.setattr(rule_by_code("PL102"), "check", spin)
+    assert run_path(seed_files()[0], seconds=1.0) == ["hang: no result after 1.0 s"]

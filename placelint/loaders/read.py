@@ -162,7 +162,9 @@ def _parse_binary(path: Path, data: bytes, expect: str | None) -> ParsedFile:
         except (pb_message.DecodeError, pb_message.Error, RecursionError, ValueError) as exc:
             first_error = first_error or exc
             continue
-        problem = _implausible(kind, msg)
+        # a MetaGraph/SavedModel file named as such may hold an empty graph; anything
+        # tried as a guess must look like a real model (garbage often parses)
+        problem = _implausible(kind, msg, strict=kind != expect or kind == GRAPHDEF)
         if problem is None:
             return ParsedFile(path, kind, msg)
         if kind == expect and expect != GRAPHDEF:
@@ -192,11 +194,12 @@ def _is_text(data: bytes) -> bool:
     return bool(text.strip()) and all(c.isprintable() or c in "\n\r\t" for c in text)
 
 
-def _implausible(kind: str, msg) -> str | None:
+def _implausible(kind: str, msg, strict: bool = True) -> str | None:
     """Binary protobufs of other types often parse 'successfully' as garbage: what keeps
-    ``msg`` from having the shape of its kind (None if it does)."""
+    ``msg`` from having the shape of its kind (None if it does). ``strict``: an empty graph
+    is implausible too."""
     if kind == GRAPHDEF:
-        if not (msg.node or msg.library.function):
+        if strict and not (msg.node or msg.library.function):
             return "has no nodes and no functions"
         if not all(n.op and n.name for n in msg.node):
             return "has nodes without a name or an op"
@@ -204,19 +207,15 @@ def _implausible(kind: str, msg) -> str | None:
     if kind == METAGRAPH:
         if not msg.HasField("graph_def"):
             return "has no graph (graph_def is missing)"
-        problem = _implausible(GRAPHDEF, msg.graph_def)
+        problem = _implausible(GRAPHDEF, msg.graph_def, strict)
         return f"graph {problem}" if problem else None
     if not msg.meta_graphs:
         return "holds no MetaGraph"
     for i, meta in enumerate(msg.meta_graphs):
-        problem = _implausible(METAGRAPH, meta)
+        problem = _implausible(METAGRAPH, meta, strict)
         if problem:
             return f"MetaGraph {i} {problem}"
     return None
-
-
-def _plausible(kind: str, msg) -> bool:
-    return _implausible(kind, msg) is None
 
 
 def _label(kind: str) -> str:

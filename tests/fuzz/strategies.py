@@ -171,7 +171,7 @@ def function_defs(draw):
 @st.composite
 def graph_defs(draw, max_nodes=12) -> GraphDef:
     gd = GraphDef()
-    for nd in draw(st.lists(node_defs(), max_size=max_nodes)):
+    for nd in draw(st.lists(node_defs(), min_size=1, max_size=max_nodes)):
         gd.node.add().CopyFrom(nd)
     for f in draw(st.lists(function_defs(), max_size=3)):
         gd.library.function.add().CopyFrom(f)
@@ -252,3 +252,76 @@ def hostile_bytes():
     return st.one_of(mutated_seeds(),
                      st.tuples(st.sampled_from(["r.pb", "r.pbtxt", "r.meta"]),
                                st.binary(max_size=512)))
+
+
+# -- structural mutations of real graphs ---------------------------------------------
+@lru_cache(maxsize=None)
+def seed_graphs() -> tuple[bytes, ...]:
+    """The seeds that are graphs (a MetaGraph's graph_def too), serialized."""
+    from google.protobuf import text_format
+    out = []
+    for p in seed_files():
+        data = p.read_bytes()
+        for cls in (GraphDef, MetaGraphDef):
+            msg = cls()
+            try:
+                if p.suffix == ".pbtxt" or (p.suffix == ".meta" and data[:1].isalpha()):
+                    text_format.Parse(data.decode(), msg, max_recursion_depth=100)
+                else:
+                    msg.ParseFromString(data)
+            except Exception:   # noqa: BLE001 - hostile seeds are not graphs
+                continue
+            gd = msg if cls is GraphDef else msg.graph_def
+            if gd.node and all(n.name and n.op for n in gd.node):
+                out.append(gd.SerializeToString())
+                break
+    return tuple(out)
+
+
+EDITS = st.lists(st.tuples(st.integers(0, 9), st.integers(0, 10**6), st.integers(0, 10**6),
+                           st.sampled_from(NAMES)), min_size=1, max_size=6)
+
+
+def edit_graph(gd: GraphDef, edits) -> GraphDef:
+    """Rename, rewire (``^``, ``:k``, malformed), delete, re-device, re-op, close cycles."""
+    for kind, i, j, word in edits:
+        if not gd.node:
+            break
+        node = gd.node[i % len(gd.node)]
+        other = gd.node[j % len(gd.node)]
+        if kind == 0:
+            node.name = other.name if j % 2 else word         # duplicates / dangling
+        elif kind == 1:
+            node.input.append([other.name, f"{other.name}:{j % 5}", "^" + other.name][j % 3])
+        elif kind == 2:
+            node.input.insert(0, ["a:", "^a:1", "", ":0", "^" + other.name][j % 5])
+        elif kind == 3 and len(gd.node) > 1:
+            del gd.node[i % len(gd.node)]
+        elif kind == 4:
+            node.device = DEVICES[j % len(DEVICES)]
+        elif kind == 5:
+            node.op = OPS[j % len(OPS)]
+        elif kind == 6:                                       # a cycle
+            node.input.append(other.name)
+            other.input.append(node.name)
+        elif kind == 7 and node.input:
+            del node.input[j % len(node.input)]
+        elif kind == 8:
+            node.attr["_class"].list.s.append(f"loc:@{other.name}".encode())
+        elif kind == 9 and gd.library.function:
+            f = gd.library.function[j % len(gd.library.function)]
+            if f.node_def:
+                f.node_def[i % len(f.node_def)].op = gd.library.function[i % len(
+                    gd.library.function)].signature.name    # (mutual) recursion
+    return gd
+
+
+@st.composite
+def mutated_graphs(draw):
+    """(file name, bytes): a real seed graph with structural edits, binary or text."""
+    from google.protobuf import text_format
+    gd = GraphDef.FromString(draw(st.sampled_from(seed_graphs())))
+    gd = edit_graph(gd, draw(EDITS))
+    if draw(st.booleans()):
+        return "g.pbtxt", text_format.MessageToString(gd).encode()
+    return "g.pb", gd.SerializeToString()
