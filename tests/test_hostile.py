@@ -149,3 +149,16 @@ def test_max_text_size_option(tmp_path: Path):
     assert "PL001" not in ok.stdout, ok.stdout
     bad = invoke(["check", "--no-cache", "--max-text-size", "lots", "g.pbtxt"], cwd=tmp_path)
     assert bad.exit_code == 2 and "--max-text-size" in bad.stderr
+
+
+def test_unreadable_paths_do_not_stop_the_run(tmp_path: Path):
+    """A name too long for the OS and a symlink loop are reported; the good file is checked."""
+    (tmp_path / "loop1").symlink_to(tmp_path / "loop2")
+    (tmp_path / "loop2").symlink_to(tmp_path / "loop1")
+    (tmp_path / "good.pb").write_bytes(small_graph().SerializeToString())
+    result = invoke(["check", "--no-cache", "a" * 5000, "loop1", "good.pb"], cwd=tmp_path)
+    assert result.exit_code == 1, result.stdout + result.stderr
+    assert "File name too long" in result.stdout
+    assert "loop1: PL001 [unreadable-model] error: cannot read: Too many levels of symbolic " \
+           "links" in result.stdout
+    assert "3 models" in result.stdout

@@ -48,9 +48,14 @@ def load_raw(ref: ModelRef, options: LoadOptions | None = None) -> RawModel:
     """Read one model. Raises ``LoadError`` with a rule code and a user-facing message."""
     options = options or LoadOptions()
     if ref.kind == "missing":
-        if ref.path.exists():   # a FIFO, socket or device named on the command line
-            raise LoadError("PL001", "not a regular file (a FIFO, socket or device)")
-        raise LoadError("PL001", "no such file or directory")
+        try:
+            ref.path.stat()
+        except (OSError, ValueError) as exc:
+            reason = getattr(exc, "strerror", None) or str(exc)
+            raise LoadError("PL001", "no such file or directory" if isinstance(
+                exc, FileNotFoundError) else f"cannot read: {reason}") from None
+        # it exists: a FIFO, socket or device named on the command line
+        raise LoadError("PL001", "not a regular file (a FIFO, socket or device)")
     if ref.kind == SAVEDMODEL:
         return _load_saved_model(ref, options)
     parsed = read_model_file(ref.path, expect=ref.kind, max_text_bytes=options.max_text_bytes)

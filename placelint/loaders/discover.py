@@ -72,13 +72,21 @@ def discover(paths: list[str | Path]) -> list[ModelRef]:
     seen: set[Path] = set()
 
     def add(ref: ModelRef):
-        key = ref.path.resolve() if ref.path.exists() else ref.path
+        try:
+            key = ref.path.resolve() if ref.path.exists() else ref.path
+        except (OSError, RuntimeError, ValueError):   # name too long, symlink loop
+            key = ref.path
         if key not in seen:
             seen.add(key)
             refs.append(ref)
 
     for raw in paths:
         path = Path(raw)
+        try:
+            path.stat()
+        except (OSError, ValueError):   # missing, name too long, symlink loop...
+            add(ModelRef(path, "missing"))   # load_raw says why
+            continue
         if path.is_dir():
             if is_saved_model_dir(path):
                 add(ModelRef(path, SAVEDMODEL))
