@@ -20,6 +20,7 @@ such loops are listed and marked ``in_loop``.
 
 from __future__ import annotations
 
+from collections import deque
 from dataclasses import dataclass, field
 
 from ..dtypes import dtype_name
@@ -80,38 +81,65 @@ def _device_type(name: str) -> str:
     return name.rsplit("/device:", 1)[-1].split(":", 1)[0] if "/device:" in name else ""
 
 
+ENTER_OPS = ("Enter", "RefEnter")
+EXIT_OPS = ("Exit", "RefExit")
+
+
 def loop_frames(graph: Graph) -> dict[str, str]:
     """Node -> while-loop frame it runs in (every iteration), '' if none.
 
-    TF1 loops: nodes reachable from an ``Enter`` before the matching ``Exit`` (frame name
-    from Enter's ``frame_name``); functional While: ``Node.loop`` (set by the builder).
+    TF1 loops as ``BuildControlFlowInfo`` (graph/control_flow.cc) computes them: a walk from
+    the nodes without inputs in which an ``Enter`` opens the frame named by its
+    ``frame_name`` and the successors of an ``Exit`` are back in the parent frame (the
+    ``Exit`` itself still belongs to the loop; see :func:`output_frames`). Functional While:
+    ``Node.loop`` (set by the builder).
     """
-    frames: dict[str, str] = {}
+    return _frames(graph)[0]
+
+
+def output_frames(graph: Graph) -> dict[str, str]:
+    """Node -> frame its outputs (and a _Send fed by it) live in: the node's frame, except
+    for ``Exit``, whose outputs leave the loop for the parent frame once, after the last
+    iteration."""
+    frames, parents = _frames(graph)
+    out = dict(frames)
+    for name, frame in frames.items():
+        if frame and graph.nodes[name].op in EXIT_OPS and not graph.nodes[name].loop:
+            out[name] = parents.get(frame, "")
+    return {k: v for k, v in out.items() if v}
+
+
+def _frames(graph: Graph) -> tuple[dict[str, str], dict[str, str]]:
+    """(node -> frame, frame -> parent frame); '' is the root frame."""
     nodes = graph.nodes
-    for node in nodes.values():
-        if node.loop:
-            frames[node.name] = node.loop
-    enters = [n for n in nodes.values() if n.op in ("Enter", "RefEnter")]
-    for enter in enters:
-        frame = enter.attrs["frame_name"].s.decode("utf-8", "replace") if "frame_name" in enter.attrs else enter.name
-        stack = [enter.name]
-        while stack:
-            name = stack.pop()
-            if name in frames and frames[name] == frame:
-                continue
-            frames[name] = frames.get(name) or frame
+    frames: dict[str, str] = {}
+    parents: dict[str, str] = {}
+    ready = deque(name for name, node in nodes.items() if not node.in_edges)
+    for name in ready:
+        frames[name] = ""
+    if any(n.op in ENTER_OPS for n in nodes.values()):
+        while ready:
+            name = ready.popleft()
             node = nodes[name]
-            if node.op in ("Exit", "RefExit"):
-                frames[name] = frame
-                continue
+            frame = frames[name]
+            if node.op in EXIT_OPS:       # "Exit to the parent frame."
+                frame = parents.get(frame, "")
             for e in node.out_edges:
-                dst = nodes[e.dst]
-                if dst.op in ("Exit", "RefExit"):
-                    frames.setdefault(dst.name, frame)
+                if e.dst in frames:       # first visit decides (TF then checks consistency)
                     continue
-                if frames.get(e.dst) != frame:
-                    stack.append(e.dst)
-    return frames
+                dst = nodes[e.dst]
+                if dst.op in ENTER_OPS:
+                    child = (dst.attrs["frame_name"].s.decode("utf-8", "replace")
+                             if "frame_name" in dst.attrs else dst.name)
+                    frames[e.dst] = child
+                    parents.setdefault(child, frame)
+                else:
+                    frames[e.dst] = frame
+                ready.append(e.dst)
+    for name, node in nodes.items():
+        if node.loop:
+            frames[name] = node.loop
+    return {k: v for k, v in frames.items() if v}, parents
 
 
 def _memory_info(graph: Graph, placement):
@@ -188,7 +216,7 @@ def replicated_constants(graph: Graph, placement) -> set[str]:
 def find_transfers(graph: Graph, placement, shapes=None) -> list[Transfer]:
     """Every _Send/_Recv pair the partitioner would add, in graph order."""
     device = placement.device
-    frames = loop_frames(graph)
+    frames = output_frames(graph)
     memory = _memory_info(graph, placement)
     replicated = replicated_constants(graph, placement)
     table: dict[tuple[str, int, str, bool], Transfer] = {}
