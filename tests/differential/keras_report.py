@@ -190,14 +190,17 @@ def model_key() -> str:
     return _digest((TESTS / "tfmodels.py").read_bytes(), _versions())
 
 
-def _build_in_subprocess(names: list[str], paths: list[Path], kind: str) -> None:
+def _build_in_subprocess(names: list[str], paths: list[Path], kind: str,
+                         batch_size: int | None = 1) -> None:
     """Build the applications in one fresh interpreter (TensorFlow and Keras stay out of the
-    caller). kind: ``frozen`` (GraphDef file) or ``savedmodel`` (directory)."""
-    fn = {"frozen": "keras_app_frozen_graphdef", "savedmodel": "keras_app_savedmodel"}[kind]
+    caller). kind: ``frozen`` (GraphDef file, input batch ``batch_size``, None = unknown) or
+    ``savedmodel`` (directory, unknown batch)."""
+    call = {"frozen": f"keras_app_frozen_graphdef(name, path, batch_size={batch_size!r})",
+            "savedmodel": "keras_app_savedmodel(name, path)"}[kind]
     code = (
         "import sys; sys.path.insert(0, sys.argv[1]); import tfmodels\n"
         "for name, path in zip(sys.argv[2::2], sys.argv[3::2]):\n"
-        f"    tfmodels.{fn}(name, path)\n"
+        f"    tfmodels.{call}\n"
     )
     args = [a for name, path in zip(names, paths) for a in (name, str(path))]
     env = dict(os.environ)
@@ -210,16 +213,18 @@ def _build_in_subprocess(names: list[str], paths: list[Path], kind: str) -> None
 
 
 def frozen_graphdefs(names: Iterable[str], cache_dir: Path | str = DEFAULT_CACHE_DIR,
-                     rebuild: bool = False) -> dict[str, Path]:
-    """name -> cached frozen GraphDef file (input ``input`` a Placeholder of static shape)."""
+                     rebuild: bool = False, batch_size: int | None = 1) -> dict[str, Path]:
+    """name -> cached frozen GraphDef file (input ``input``: a Placeholder [batch_size, H, W, C],
+    batch_size None = unknown batch dimension)."""
     cache = Path(cache_dir)
     cache.mkdir(parents=True, exist_ok=True)
     key = model_key()
-    paths = {name: cache / f"{name}-frozen-{key}.pb" for name in names}
+    batch = "N" if batch_size is None else str(batch_size)
+    paths = {name: cache / f"{name}-frozen-b{batch}-{key}.pb" for name in names}
     todo = [n for n, p in paths.items() if rebuild or not p.is_file()]
     if todo:
         tmp = [paths[n].with_suffix(".tmp") for n in todo]
-        _build_in_subprocess(todo, tmp, "frozen")
+        _build_in_subprocess(todo, tmp, "frozen", batch_size)
         for n, t in zip(todo, tmp):
             t.replace(paths[n])
     return paths
