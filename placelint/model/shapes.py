@@ -18,11 +18,20 @@ MAX_ELEMENTS = 2**63 - 1
 
 
 def shape_from_proto(proto) -> Shape | None:
-    """A ``TensorShapeProto`` as a tuple; dims below -1 count as unknown (-1), and a rank
-    over TF's maximum as an unknown rank, so hostile shapes cannot blow up analyses."""
+    """A ``TensorShapeProto`` as a tuple; dims below -1 count as unknown (-1). A shape TF
+    itself refuses (rank over 254, or more than 2**63 - 1 elements: ``Shape ... would have
+    more than 2**63 - 1 elements``) counts as unknown, so hostile shapes (twenty dims of
+    2**62) cannot blow up the byte estimates of the analyses."""
     if proto.unknown_rank or len(proto.dim) > MAX_RANK:
         return None
-    return tuple(int(d.size) if d.size >= 0 else -1 for d in proto.dim)
+    shape = tuple(int(d.size) if d.size >= 0 else -1 for d in proto.dim)
+    known = 1
+    for d in shape:
+        if d > 0:
+            known *= d
+            if known > MAX_ELEMENTS:
+                return None
+    return shape
 
 
 def num_elements(shape: Shape | None) -> int | None:

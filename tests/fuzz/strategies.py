@@ -60,7 +60,7 @@ def input_refs(names: tuple[str, ...] = tuple(NAMES)) -> st.SearchStrategy[str]:
 
 
 def shapes(draw_unknown=True) -> st.SearchStrategy:
-    return st.builds(_shape, st.lists(st.sampled_from(DIMS), max_size=5),
+    return st.builds(_shape, st.lists(st.sampled_from(DIMS), max_size=24),
                      st.booleans() if draw_unknown else st.just(False))
 
 
