@@ -25,8 +25,9 @@ graph both sides see: the oracle runs every node, and an unfed Placeholder would
 whole downstream graph (the model) out of the partition graphs.
 
 Built models and TF's verdicts are cached in pytest's cache directory
-(``.pytest_cache/d/placelint-keras``), keyed on tests/tfmodels.py, oracle.py and this file's
-split, and the TensorFlow version, so reruns need no TensorFlow build or session.
+(``.pytest_cache/d/placelint-keras``): models keyed on tests/tfmodels.py and the TensorFlow and
+Keras versions, verdicts on the split graph's bytes, oracle.py and those versions; reruns need
+no model build and no TensorFlow session.
 """
 
 from __future__ import annotations
