@@ -81,7 +81,7 @@ def test_strategies_reach_the_hostile_shapes():
     """The structure strategy does produce what it is for, not only valid graphs."""
     seen = set()
 
-    @settings(max_examples=100, derandomize=True, database=None, deadline=None,
+    @settings(max_examples=300, derandomize=True, database=None, deadline=None,
               phases=[Phase.generate], suppress_health_check=list(HealthCheck))
     @given(graph_defs())
     def collect(g):

@@ -137,6 +137,11 @@ def node_defs(names: tuple[str, ...] = tuple(NAMES), ref_names: tuple[str, ...] 
 def _node_defs(draw, name, inputs):
     nd = NodeDef(name=draw(name), op=draw(_OPS), device=draw(_DEVICES))
     nd.input.extend(draw(inputs))
+    if draw(st.booleans()):
+        # well-typed enough for the analyses to get far: float tensors of a drawn shape
+        nd.attr["T"].type = nd.attr["dtype"].type = 1
+        nd.attr["N"].i = max(1, sum(not i.startswith("^") for i in nd.input))
+        nd.attr["shape"].shape.CopyFrom(draw(shapes()))
     for key in draw(_KEYS):
         nd.attr[key].CopyFrom(draw(attr_values()))
     return nd
