@@ -91,8 +91,13 @@ class ShapeInfo:
         return list(self._shapes.get(self._name(node), []))
 
 
+#: TensorShape::num_elements is an int64: TF refuses shapes with more elements.
+MAX_ELEMENTS = 2**63 - 1
+
+
 def num_elements(shape: Shape | None) -> int | None:
-    """Product of the dims (Python int), or None when the rank or any dim is unknown."""
+    """Product of the dims (Python int), or None when the rank or any dim is unknown, or
+    when the product is more than TF can represent (no such tensor can exist)."""
     if shape is None:
         return None
     n = 1
@@ -100,6 +105,8 @@ def num_elements(shape: Shape | None) -> int | None:
         if d < 0:
             return None
         n *= d
+        if n > MAX_ELEMENTS:
+            return None
     return n
 
 

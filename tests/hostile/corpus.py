@@ -274,9 +274,7 @@ CASES: list[Case] = [
     Case("huge_fan_out", _text("g.pbtxt", _fan_out(10000)), None),
     Case("huge_dims", _text("g.pbtxt", _huge_dims()), None),
     Case("overflowing_dims", _text("g.pbtxt", _overflowing_dims()), None),
-    Case("broadcast_overflow", _text("g.pbtxt", _broadcast_overflow()), None,
-         known_bug="analyses/shape_inference.num_elements does not saturate: transfers."
-                   "format_bytes and intra_op raise OverflowError (PL009) on 2**1240 elements"),
+    Case("broadcast_overflow", _text("g.pbtxt", _broadcast_overflow()), None),
     # function libraries
     Case("direct_recursion", _text("g.pbtxt", 'node { name: "c" op: "f" }\n'
                                    'library { function { signature { name: "f" } node_def { name: "x" op: "f" } } }\n'),
