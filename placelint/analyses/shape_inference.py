@@ -32,6 +32,7 @@ import numpy as np
 
 from .. import dtypes as _dt
 from ..model.graph import Edge, Graph, Node
+from ..model.shapes import num_elements
 from .dag import BACK_EDGE_SOURCES, index_graph
 from .op_tables import cost_table
 
@@ -91,23 +92,6 @@ class ShapeInfo:
         return list(self._shapes.get(self._name(node), []))
 
 
-#: TensorShape::num_elements is an int64: TF refuses shapes with more elements.
-MAX_ELEMENTS = 2**63 - 1
-
-
-def num_elements(shape: Shape | None) -> int | None:
-    """Product of the dims (Python int), or None when the rank or any dim is unknown, or
-    when the product is more than TF can represent (no such tensor can exist)."""
-    if shape is None:
-        return None
-    n = 1
-    for d in shape:
-        if d < 0:
-            return None
-        n *= d
-        if n > MAX_ELEMENTS:
-            return None
-    return n
 
 
 # --------------------------------------------------------------------------- shape algebra

@@ -35,27 +35,19 @@ def shape_from_proto(proto) -> Shape | None:
 
 
 def num_elements(shape: Shape | None) -> int | None:
-    """Elements of a fully known shape, saturated at ``MAX_ELEMENTS`` (dims of 2**62 in a
-    hostile model must not give absurd byte counts); None if anything is unknown."""
-    if shape is None:
+    """Elements of a fully known shape; None if the rank or a dim is unknown, or if the
+    count is over ``MAX_ELEMENTS`` (TF refuses such a shape, so no such tensor exists and
+    hostile dims of 2**62 cannot give absurd byte counts)."""
+    if shape is None or any(d < 0 for d in shape):
         return None
+    if 0 in shape:
+        return 0
     n = 1
     for d in shape:
-        if d < 0:
-            return None
         n *= d
         if n > MAX_ELEMENTS:
-            n = MAX_ELEMENTS   # keep multiplying: a 0 dim later still gives 0
+            return None
     return n
-
-
-def num_bytes(shape: Shape | None, itemsize: int | None) -> int | None:
-    """Bytes of a tensor of ``shape`` with ``itemsize``-byte elements, saturated like
-    ``num_elements``; None if unknown."""
-    n = num_elements(shape)
-    if n is None or itemsize is None or itemsize < 0:
-        return None
-    return min(n * itemsize, MAX_ELEMENTS)
 
 
 def static_output_shapes(node: Node) -> list[Shape | None] | None:
