@@ -5,7 +5,9 @@ One bad model never hides the others: every failure becomes a diagnostic of its 
 
 from __future__ import annotations
 
+import gc
 import traceback
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from .checks import all_rules
@@ -53,14 +55,34 @@ def load_model(ref: ModelRef, settings: Settings) -> tuple[Model | None, list[Di
     return model, list(model.diagnostics)
 
 
+@contextmanager
+def gc_paused():
+    """Python's cyclic garbage collector off for the duration (nestable).
+
+    Analysing a model allocates millions of objects that live until the report is done
+    (nodes, edges, per-node facts) and almost no reference cycles (under a thousand for
+    10^5 nodes). With the collector on, its repeated scans of those young objects took a
+    fifth of the time of a 10^5-node check (6.7 s -> 5.3 s); reference counting still
+    frees everything else, and the few cycles go at the next collection after this.
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
 def analyze(ref: ModelRef, settings: Settings) -> ModelReport:
-    model, diags = load_model(ref, settings)
-    report = ModelReport(ref, model)
-    if model is not None:
-        ctx = Context(model, settings)
-        report.context = ctx
-        diags.extend(run_rules(ctx, settings))
-    report.diagnostics = finalize(diags, ref, model, settings)
+    with gc_paused():
+        model, diags = load_model(ref, settings)
+        report = ModelReport(ref, model)
+        if model is not None:
+            ctx = Context(model, settings)
+            report.context = ctx
+            diags.extend(run_rules(ctx, settings))
+        report.diagnostics = finalize(diags, ref, model, settings)
     return report
 
 
