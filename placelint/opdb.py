@@ -340,10 +340,13 @@ class OpInfo:
         self._memo: dict[tuple, Any] = {}
 
     def _signature(self, attrs: AttrMap | None) -> tuple:
+        # A memo key only, so plain (non-deterministic) serialization is enough and costs
+        # half: equal values serialized in another map order merely miss the memo, and
+        # two different values never serialize to the same bytes.
         if not attrs:
             return ()
-        return tuple(attrs[k].SerializeToString(deterministic=True) if k in attrs else None
-                     for k in self._sig_attrs)
+        return tuple([attrs[k].SerializeToString() if k in attrs else None
+                      for k in self._sig_attrs])
 
     def _memoized(self, what: str, attrs: AttrMap | None, extra, compute):
         key = (what, self._signature(attrs), extra)
@@ -445,6 +448,11 @@ class OpInfo:
     def output_types(self, attrs: AttrMap | None) -> list[int] | None:
         """One DataType enum per actual output (refs as base+100); None if unresolvable."""
         return self._memoized("out", attrs, None, lambda: self._arg_types(self.output_args, attrs))
+
+    def io_types(self, attrs: AttrMap | None) -> tuple[list[int] | None, list[int] | None]:
+        """``(input_types(attrs), output_types(attrs))`` for one signature computation."""
+        return self._memoized("io", attrs, None, lambda: (self._arg_types(self.input_args, attrs),
+                                                          self._arg_types(self.output_args, attrs)))
 
     def num_inputs(self, attrs: AttrMap | None) -> int | None:
         ranges = self.input_ranges(attrs)

@@ -128,8 +128,8 @@ class _Builder:
                                         "the rest of the model is not analysed", node=name))
             return
         op = nd.op
-        fname = self._called_function(nd)
-        if fname is not None:
+        if op in CALL_OPS or op in self.library:
+            fname = self._called_function(nd)
             if self._expand_call(nd, name, fname, device, function, call_site, loop, resolve, stack):
                 return
         node = self.graph.add_node(Node(
@@ -342,16 +342,17 @@ class _Builder:
     # -- edges -------------------------------------------------------------------
     def finish(self) -> BuildResult:
         nodes = self.graph.nodes
+        alias, control_alias = self.alias, self.control_alias
         # per destination node: inputs that name no node / that cannot be parsed (a node
         # with a huge fan-in gets one diagnostic, listing a bounded number of names)
         missing: dict[str, list[str]] = {}
         unreadable: dict[str, list[str]] = {}
         for src, slot, dst, dst_slot, text in self.pending:
             if slot == -1:
-                src = self.control_alias.get(src, src)
-            else:
-                while (src, slot) in self.alias:
-                    src, slot = self.alias[(src, slot)]
+                src = control_alias.get(src, src)
+            elif alias:     # empty unless functions were expanded
+                while (src, slot) in alias:
+                    src, slot = alias[(src, slot)]
             if dst not in nodes:
                 continue
             if slot == -2:
@@ -377,19 +378,24 @@ class _Builder:
 
     def _type_edges(self):
         opdb = self.opdb
-        for node in self.graph.nodes.values():
+        nodes = self.graph.nodes
+        input_types = self.input_types
+        for node in nodes.values():
             info = opdb.op(node.op)
-            if node.output_dtypes is None and info is not None:
-                node.output_dtypes = info.output_types(node.attrs)
+            own_types = node.name in input_types
+            if info is not None and (node.output_dtypes is None or not own_types):
+                in_types, out_types = info.io_types(node.attrs)
+                if node.output_dtypes is None:
+                    node.output_dtypes = out_types
             if node.output_shapes is None:
                 node.output_shapes = static_output_shapes(node)
-            types = self.input_types.get(node.name) if node.name in self.input_types else (
-                info.input_types(node.attrs) if info is not None else None)
+            types = input_types[node.name] if own_types else (
+                in_types if info is not None else None)
             bad: list[Edge] = []
             for e in node.in_edges:
-                if e.control:
+                if e.src_slot < 0:      # control edge
                     continue
-                src = self.graph.nodes[e.src]
+                src = nodes[e.src]
                 n_out = len(src.output_dtypes) if src.output_dtypes is not None else None
                 if n_out is not None and e.src_slot >= n_out and src.op not in ("_Arg",):
                     bad.append(e)
@@ -445,6 +451,8 @@ def build_graph(graph_def: GraphDef, *, name: str = "") -> BuildResult:
     b = _Builder(graph_def, name)
 
     def top_resolve(ref: str):
+        if ref and ref[0] != "^" and ":" not in ref:    # the usual case: a node name
+            return ref, 0, ref
         src, slot = parse_input(ref)
         return src, slot, ref
 
