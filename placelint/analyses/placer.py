@@ -152,6 +152,10 @@ def processing_order(graph: Graph) -> list[Node]:
     after one non-back-edge input. Nodes left on a non-loop cycle follow in GraphDef order."""
     nodes = list(graph.nodes.values())
     index = {n.name: i for i, n in enumerate(nodes)}
+    if all(index[e.src] < i for i, n in enumerate(nodes) for e in n.in_edges):
+        # Every edge points forward (GraphDefs are usually written in creation order): the
+        # first ready node is then always the first node not yet taken.
+        return nodes
     pending = [0] * len(nodes)
     for i, n in enumerate(nodes):
         if n.op in ("Merge", "RefMerge") and any(graph.is_back_edge(e) for e in n.in_edges):
@@ -197,7 +201,10 @@ class _Placer:
         self.result = PlacementResult(devices, soft, {n.name: None for n in self.order})
         self.failed_roots: set[int] = set()
         self.num_outputs: list[int | None] = []
-        self._filtered: dict[tuple, list[Device]] = {}
+        self.num_inputs = [sum(1 for e in n.in_edges if not e.control) for n in self.order]
+        self._filtered: dict[tuple, tuple[list[Device], list[Device]]] = {}
+        self._all_devices = list(devices.devices)
+        self._sorted_types: dict[int, tuple[dict, list[tuple[str, int]]]] = {}
 
     # -- union-find ----------------------------------------------------------------
     def find(self, i: int) -> int:
@@ -226,8 +233,7 @@ class _Placer:
                     found = info.supported_device_types(node.attrs, types)
                 except ValueError:
                     found = {}
-                supported = sorted(((t, found[t]) for t in types if t in found),
-                                   key=lambda tp: -tp[1])   # stable: keeps type order
+                supported = self._by_priority(found)
                 if node.op in ("_Arg", "_Retval"):
                     n_out = 1       # inlined function arguments pass one tensor through
                 elif node.output_dtypes is not None:
@@ -250,6 +256,20 @@ class _Placer:
                     m.resource = node.spec
                 m.requested = node.spec
 
+    def _by_priority(self, found: dict[str, int]) -> list[tuple[str, int]]:
+        """``found``'s (type, priority) pairs by priority, stable in device-type order.
+
+        ``found`` is the op database's memoized answer, shared by every node with the same
+        attrs, so the sorted list is cached by its identity (the entry keeps ``found``
+        alive, so the id cannot be reused). Callers copy-on-write: merges build new lists.
+        """
+        hit = self._sorted_types.get(id(found))
+        if hit is None:
+            pairs = sorted(((t, found[t]) for t in self.device_types if t in found),
+                           key=lambda tp: -tp[1])
+            hit = self._sorted_types[id(found)] = (found, pairs)
+        return hit[1]
+
     def _no_kernel_message(self, node: Node) -> str:
         registered = ", ".join(sorted(self.device_types))
         return (f"No OpKernel was registered to support Op '{node.op}' used by "
@@ -260,20 +280,17 @@ class _Placer:
         self.result.errors.append(PlacerEvent(kind, node.name, message, requested=node.device))
         self.failed_roots.add(i)
 
-    def num_data_inputs(self, node: Node) -> int:
-        return sum(1 for e in node.in_edges if not e.control)
-
     def output_type0(self, node: Node) -> int | None:
         return node.output_dtypes[0] if node.output_dtypes else None
 
     def is_resource_generator(self, node: Node, i: int) -> bool:
         t = self.output_type0(node)
-        return (self.num_data_inputs(node) == 0 and self.num_outputs[i] == 1 and t is not None
+        return (self.num_inputs[i] == 0 and self.num_outputs[i] == 1 and t is not None
                 and (t > 100 or t == 20))
 
     def is_generator(self, node: Node, i: int) -> bool:
         t = self.output_type0(node)
-        return (self.num_data_inputs(node) == 0 and self.num_outputs[i] == 1
+        return (self.num_inputs[i] == 0 and self.num_outputs[i] == 1
                 and not (t is not None and t > 100))
 
     # -- colocation ------------------------------------------------------------------
@@ -390,15 +407,19 @@ class _Placer:
 
     # -- candidate devices -------------------------------------------------------------
     def filter_supported(self, devices: list[Device], supported: list[tuple[str, int]]) -> list[Device]:
-        """``FilterSupportedDevices``: kernel priority, type priority, then name (as strings)."""
-        key = (tuple(devices), tuple(supported))
-        found = self._filtered.get(key)
-        if found is None:
+        """``FilterSupportedDevices``: kernel priority, type priority, then name (as strings).
+
+        Cached per device list *object* (``DeviceSet.matching`` returns one list per spec;
+        the entry keeps the list alive, so its id is not reused) and supported types.
+        """
+        key = (id(devices), tuple(supported))
+        hit = self._filtered.get(key)
+        if hit is None:
             prio = dict(supported)
             picked = [d for d in devices if d.type in prio]
-            found = self._filtered[key] = sorted(
-                picked, key=lambda d: (-prio[d.type], -device_type_priority(d.type), d.name))
-        return found
+            hit = self._filtered[key] = (devices, sorted(
+                picked, key=lambda d: (-prio[d.type], -device_type_priority(d.type), d.name)))
+        return hit[1]
 
     def devices_for(self, node: Node, i: int) -> tuple[list[Device] | None, PlacerEvent | None]:
         root = self.find(i)
@@ -413,7 +434,7 @@ class _Placer:
             if not devices:
                 return None, self.no_device_error(node, m)
         else:
-            devices = self.filter_supported(list(ds.devices), m.supported)
+            devices = self.filter_supported(self._all_devices, m.supported)
             if not devices:
                 return None, PlacerEvent(NO_KERNEL, node.name,
                                          "Node had no OpKernel registered to support this "
@@ -479,7 +500,7 @@ class _Placer:
         self.result.device[node.name] = device.name
         m = self.members[self.find(i)]
         spec = device.spec
-        if m.assigned != spec:
+        if m.assigned is _EMPTY or m.assigned != spec:
             m.assigned = m.resource = m.requested = spec
             m.possible = None
 

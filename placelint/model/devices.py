@@ -9,7 +9,7 @@ sets is equal) and ``MergeDevNames`` (the merge used for colocation groups).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Iterable
 
@@ -39,7 +39,9 @@ class DeviceSpec:
 
     @property
     def is_empty(self) -> bool:
-        return self == _EMPTY
+        # field by field: the generated __eq__ builds two tuples (placement asks per node)
+        return (self.job is None and self.replica is None and self.task is None
+                and self.type is None and self.id is None)
 
     @property
     def is_full(self) -> bool:
@@ -225,10 +227,11 @@ class Device:
     """A concrete device of the target machine."""
 
     spec: DeviceSpec
+    #: the full name, ``str(spec)``: computed once, placement reads it for every node
+    name: str = field(init=False, repr=False, compare=False)
 
-    @property
-    def name(self) -> str:
-        return str(self.spec)
+    def __post_init__(self):
+        object.__setattr__(self, "name", str(self.spec))
 
     @property
     def type(self) -> str:
