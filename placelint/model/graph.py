@@ -13,12 +13,13 @@ algorithms and per-edge facts are both at hand. TF1 while loops are kept as they
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Iterator, Mapping
-
-import networkx as nx
+from typing import TYPE_CHECKING, Any, Iterator, Mapping
 
 from ..location import SourceLocation
 from .devices import DeviceSpec
+
+if TYPE_CHECKING:
+    import networkx as nx
 
 __all__ = ["Edge", "Graph", "Node", "SourceLocation"]
 
@@ -119,6 +120,8 @@ class Graph:
     def nx(self) -> nx.DiGraph:
         """The graph as a ``networkx.DiGraph`` (built on first use, then cached)."""
         if self._nx is None:
+            import networkx as nx   # ~0.15 s to import: only when an analysis asks for it
+
             g = nx.DiGraph()
             g.add_nodes_from((name, {"node": node}) for name, node in self.nodes.items())
             for node in self.nodes.values():
