@@ -18,6 +18,8 @@ Models:
 * ``wide_small``: sixteen independent chains of element-wise ops on 128x128 tensors (big
   enough to leave the executor's inline path, too small for Eigen to split them; only
   inter-op threads can run them side by side);
+* ``wide_single``: eight independent 320x320 matrix inversions (milliseconds each; one
+  matrix never splits over the intra-op pool, so only inter-op threads help);
 * ``matmul_chain``: a chain of 1024x1024 matrix multiplications (width 1, big kernels).
 """
 
@@ -85,6 +87,17 @@ def build_models(out: Path) -> dict[str, dict]:
                 outs.append(y)
         out_t = tf.add_n(outs, name="out")
     save("wide_small", g, {"x:0": [128, 128]}, out_t.name)
+
+    g = tf.Graph()
+    with g.as_default():
+        x = tf1.placeholder(tf.float32, [320, 320], name="x")
+        outs = []
+        for i in range(8):
+            with tf.name_scope(f"branch_{i}"):
+                shifted = x + tf.eye(320) * (320.0 + i)     # diagonally dominant: invertible
+                outs.append(tf.linalg.inv(shifted))
+        out_t = tf.add_n(outs, name="out")
+    save("wide_single", g, {"x:0": [320, 320]}, out_t.name)
 
     g = tf.Graph()
     with g.as_default():
@@ -176,7 +189,7 @@ def main(argv=None) -> int:
     ap.add_argument("--cores", type=int, default=len(os.sched_getaffinity(0)))
     ap.add_argument("--runs", type=int, default=30, help="timed runs per setting")
     ap.add_argument("--rounds", type=int, default=2, help="interleaved repetitions of the grid")
-    ap.add_argument("--models", default="inception_block,wide_small,matmul_chain")
+    ap.add_argument("--models", default="inception_block,wide_small,wide_single,matmul_chain")
     ap.add_argument("--wait-idle", type=float, default=120.0,
                     help="seconds to wait, before each timing, for other processes to go quiet")
     ap.add_argument("--child", help=argparse.SUPPRESS)

@@ -437,3 +437,28 @@ def test_parallelism_command_text_and_errors(tmp_path):
     assert run.exit_code == 2
     assert "error" in json.loads(run.stdout)[0]
     assert invoke(["parallelism", str(bad), "--format", "xml"]).exit_code == 2
+
+
+def test_independent_single_threaded_kernels_want_inter_op_threads():
+    """Eight 320x320 inversions: batch*n^3 work each, one matrix never splits."""
+    nodes = [placeholder("x", (320, 320))]
+    for i in range(8):
+        nodes.append(op(f"b{i}/inv", "MatrixInverse", ["x"]))
+    nodes.append(op("out", "AddN", [f"b{i}/inv" for i in range(8)], N=8))
+    g = graph(*nodes)
+    s = infer_shapes(g)
+    assert op_cost(g["b0/inv"], s).ops == 320 ** 3
+    r = analyze_parallelism(g, cores=4)
+    inv = next(row for row in r.intra_ops if row.op == "MatrixInverse")
+    assert inv.mode == "batch" and inv.splitting == 0 and inv.threads == 1
+    assert (r.recommendation.inter_op, r.recommendation.intra_op) == (4, 1)
+    assert "Caveat" not in r.recommendation.reason
+
+
+def test_small_element_wise_branches_carry_a_dispatch_caveat():
+    nodes = [placeholder("x", (128, 128))]
+    for i in range(4):
+        nodes += [op(f"b{i}/t", "Tanh", ["x"]), op(f"b{i}/s", "Sigmoid", [f"b{i}/t"])]
+    nodes.append(op("out", "AddN", [f"b{i}/s" for i in range(4)], N=4))
+    rec = analyze_parallelism(graph(*nodes), cores=2).recommendation
+    assert rec.inter_op == 2 and "Caveat" in rec.reason

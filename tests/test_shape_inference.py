@@ -379,3 +379,12 @@ def test_matches_tensorflow_on_keras_applications(app):
     compared, wrong = _compare_with_tf(frozen.graph.as_graph_def(add_shapes=True))
     assert compared > 1000
     assert wrong == []
+
+
+def test_matrix_diag_v3_main_diagonal_and_linalg_pass_through():
+    _, s = shapes_of(
+        placeholder("d", (3, 5)), const("k", 0, shape=()), const("r", -1, shape=()), const("c", -1, shape=()),
+        const("pad", 0.0, dtype=FLOAT, shape=()),
+        op("m", "MatrixDiagV3", ["d", "k", "r", "c", "pad"], align="RIGHT_LEFT"),
+        op("inv", "MatrixInverse", ["m"]))
+    assert s.shape("m", 0) == (3, 5, 5) and s.shape("inv", 0) == (3, 5, 5)

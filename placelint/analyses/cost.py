@@ -206,6 +206,15 @@ def _einsum(node, shapes, ins):
     return OpCost(OPS_PER_MAC * prod(sizes.values()), True, "einsum")
 
 
+def _linalg(node, shapes, ins):
+    """Per-matrix O(n^3) kernels (inverse, Cholesky, LU, QR, SVD, eig, solve): batch * n^3.
+    Grappler has no formula for them (it counts memory only); n^3 keeps their weight right."""
+    x = ins[0] if ins else None
+    if not _known(x) or len(x) < 2:
+        return _unknown("linalg")
+    return OpCost(prod(x[:-2]) * max(x[-2:]) ** 3, True, "linalg")
+
+
 _FORMULAS = {}
 for _ops, _fn in (("MatMul _FusedMatMul SparseMatMul", _matmul),
                   ("BatchMatMul BatchMatMulV2 BatchMatMulV3", _batch_matmul),
@@ -216,6 +225,8 @@ for _ops, _fn in (("MatMul _FusedMatMul SparseMatMul", _matmul),
                   ("FusedBatchNorm FusedBatchNormV2 FusedBatchNormV3", _batch_norm),
                   ("Softmax LogSoftmax", _softmax),
                   ("AddN", _add_n),
-                  ("Einsum", _einsum)):
+                  ("Einsum", _einsum),
+                  ("MatrixInverse Cholesky MatrixDeterminant LogMatrixDeterminant MatrixSolve "
+                   "MatrixSolveLs Qr Svd SelfAdjointEigV2 MatrixExponential MatrixLogarithm Lu", _linalg)):
     for _op in _ops.split():
         _FORMULAS[_op] = _fn

@@ -46,6 +46,8 @@ __all__ = ["ParallelismReport", "analyze_parallelism", "default_cores"]
 DT_VARIANT = 21
 DT_STRING = 7
 TOP_LEVEL = "(top level)"
+#: intra-op modes of Eigen expressions, which run small when they do not split
+SMALL_MODES = frozenset({"cwise", "reduction", "copy"})
 #: How many nodes with the most control edges a report names.
 CONTROL_HUBS = 5
 
@@ -274,6 +276,7 @@ def analyze_parallelism(graph: Graph, *, shapes: ShapeInfo | None = None, placem
     work_int = [0] * n
     max_threads = np.ones(n, dtype=np.int64)
     gil = np.zeros(n, dtype=bool)
+    small = np.zeros(n, dtype=bool)   # Eigen expressions below the splitting threshold
     rows: dict[str, dict[str, Any]] = {}
     unknown_cost = 0
     split_work = 0
@@ -286,6 +289,7 @@ def analyze_parallelism(graph: Graph, *, shapes: ShapeInfo | None = None, placem
         work[i] = float(cost.ops)
         unknown_cost += not cost.known
         gil[i] = use.gil
+        small[i] = use.mode in SMALL_MODES and use.threads == 1
         if use.threads is not None:
             max_threads[i] = use.threads
         elif use.can_split:
@@ -343,7 +347,7 @@ def analyze_parallelism(graph: Graph, *, shapes: ShapeInfo | None = None, placem
     per_device = _per_device(dag, placement, expensive, work_int, table, notes, total_work,
                              all_edges_width.width)
 
-    model = ThreadModel(dag, work, max_threads, gil, cores, serial_span=span)
+    model = ThreadModel(dag, work, max_threads, gil, cores, serial_span=span, small=small)
     rec = recommend(model, width=all_edges_width.width, intra_share=share, average_parallelism=avg,
                     unknown_ops=unknown_cost,
                     splittable_share=splittable_work / total_work if total_work else 0.0)

@@ -748,6 +748,24 @@ def _space_to_batch(inf, node, ins, srcs):
     return [(n if x[0] >= 0 else -1, *spatial, *x[1 + len(block):])]
 
 
+def _matrix_diag(inf, node, ins, srcs):
+    """MatrixDiag (V1) and the main-diagonal case of MatrixDiagV2/V3 (k = 0)."""
+    d = ins[0] if ins else None
+    if d is None or not d:
+        return None
+    if node.op != "MatrixDiag":
+        k = inf.value(srcs[1] if len(srcs) > 1 else None)
+        rows = inf.value(srcs[2] if len(srcs) > 2 else None)
+        cols = inf.value(srcs[3] if len(srcs) > 3 else None)
+        if k is None or tuple(k) != (0,):
+            return [(-1,) * (len(d) + 1)]
+        n = d[-1]
+        r = rows[0] if rows and rows[0] is not None and rows[0] >= 0 else n
+        c = cols[0] if cols and cols[0] is not None and cols[0] >= 0 else n
+        return [d[:-1] + (r, c)]
+    return [d + (d[-1],)]
+
+
 def _assign(inf, node, ins, srcs):
     return [merge(ins[0] if ins else None, ins[1] if len(ins) > 1 else None)]
 
@@ -923,6 +941,8 @@ _register(_merge, "Merge RefMerge")
 _register(_scalar, "LoopCond Size Rank VarIsInitializedOp IsVariableInitialized")
 _register(_attr_output_shapes, "While StatelessWhile If StatelessIf Case StatelessCase")
 _register(_space_to_batch, "SpaceToBatchND BatchToSpaceND")
+_register(_matrix_diag, "MatrixDiag MatrixDiagV2 MatrixDiagV3")
+_register(_first, "MatrixInverse Cholesky MatrixExponential MatrixLogarithm MatrixSetDiag MatrixBandPart")
 _register(_with_attr_shape, "EnsureShape PlaceholderWithDefault")
 _register(_variable, "VariableV2 Variable")
 _register(_var_handle, "VarHandleOp")

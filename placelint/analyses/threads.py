@@ -25,6 +25,9 @@ import numpy as np
 from .dag import IndexedDag, longest_path
 
 TOLERANCE = 1.02
+#: share of the work in small element-wise ops above which a recommendation of several
+#: inter-op threads carries a caveat (dispatch overhead is not modelled)
+SMALL_OPS_SHARE = 0.9
 
 
 @dataclass
@@ -50,13 +53,15 @@ class ThreadModel:
     """Predicted step time of the expensive ops for (inter, intra) settings."""
 
     def __init__(self, dag: IndexedDag, work: np.ndarray, max_threads: np.ndarray, gil: np.ndarray,
-                 cores: int, *, serial_span: float | None = None):
+                 cores: int, *, serial_span: float | None = None, small: np.ndarray | None = None):
         self.dag = dag
         self.work = work.astype(float)
         self.max_threads = np.maximum(max_threads, 1)
         self.cores = max(1, int(cores))
         self.total = float(self.work.sum())
         self.gil_total = float(self.work[gil].sum())
+        #: share of the work in small Eigen element-wise ops (``small`` marks them)
+        self.small_share = float(self.work[small].sum()) / self.total if small is not None and self.total else 0.0
         self._span: dict[int, tuple[float, float]] = {}
         self._splits = bool((self.max_threads > 1).any())
         if serial_span is not None:
@@ -106,7 +111,7 @@ def recommend(model: ThreadModel, *, width: int, intra_share: float, average_par
 def _reason(model: ThreadModel, a: int, b: int, width: int, share: float, avg: float | None,
             unknown_ops: int, splittable: float) -> str:
     n = model.cores
-    pct = f"{share:.0%}"
+    pct = "under 1%" if 0 < share < 0.01 else f"{share:.0%}"
     avg_s = f"{avg:.2f}" if avg is not None else "n/a"
     gil_share = model.gil_total / model.total if model.total else 0.0
     if gil_share > 0.5:
@@ -127,11 +132,15 @@ def _reason(model: ThreadModel, a: int, b: int, width: int, share: float, avg: f
         second = (f"{splittable:.0%} of the work is in kernels that can split over the intra-op pool "
                   f"and their sizes are not known statically, so give it {b} threads")
     elif share > 0:
-        second = (f"only {pct} of the work is in kernels big enough to split over the intra-op pool, "
-                  "so an intra-op pool of 1 avoids oversubscribing the cores")
+        second = (f"the kernels that split over the intra-op pool ({pct} of the work) gain less than "
+                  "running branches side by side, so intra_op=1 avoids oversubscribing the cores")
     else:
         second = "no kernel is big enough to split its work, so intra-op threads would sit idle"
     text = f"{first}; {second} ({n} core{'s' if n != 1 else ''})."
+    if a > 1 and model.small_share >= SMALL_OPS_SHARE:
+        text += (" Caveat: the ops are small (each under Eigen's ~2e5-cycle threshold for splitting); "
+                 "when each takes only microseconds, handing ops to other inter-op threads can cost "
+                 "more than it gains, so measure inter_op=1 too.")
     if unknown_ops:
         text += f" {unknown_ops} op(s) have unknown shapes and count as unit cost."
     return text
