@@ -339,6 +339,12 @@ class OpInfo:
         self._sig_attrs = tuple(sorted(sig))
         self._memo: dict[tuple, Any] = {}
 
+    def signature(self, attrs: AttrMap | None) -> tuple:
+        """The values of the attrs that decide every answer below: the memo key. Callers
+        that ask several questions about the same, unchanged attrs can pass it back as
+        ``signature=`` and skip recomputing it."""
+        return self._signature(attrs)
+
     def _signature(self, attrs: AttrMap | None) -> tuple:
         # A memo key only, so plain (non-deterministic) serialization is enough and costs
         # half: equal values serialized in another map order merely miss the memo, and
@@ -348,8 +354,8 @@ class OpInfo:
         return tuple([attrs[k].SerializeToString() if k in attrs else None
                       for k in self._sig_attrs])
 
-    def _memoized(self, what: str, attrs: AttrMap | None, extra, compute):
-        key = (what, self._signature(attrs), extra)
+    def _memoized(self, what: str, attrs: AttrMap | None, extra, compute, signature=None):
+        key = (what, self._signature(attrs) if signature is None else signature, extra)
         try:
             hit = self._memo[key]
         except KeyError:
@@ -449,10 +455,12 @@ class OpInfo:
         """One DataType enum per actual output (refs as base+100); None if unresolvable."""
         return self._memoized("out", attrs, None, lambda: self._arg_types(self.output_args, attrs))
 
-    def io_types(self, attrs: AttrMap | None) -> tuple[list[int] | None, list[int] | None]:
+    def io_types(self, attrs: AttrMap | None, signature: tuple | None = None
+                 ) -> tuple[list[int] | None, list[int] | None]:
         """``(input_types(attrs), output_types(attrs))`` for one signature computation."""
         return self._memoized("io", attrs, None, lambda: (self._arg_types(self.input_args, attrs),
-                                                          self._arg_types(self.output_args, attrs)))
+                                                          self._arg_types(self.output_args, attrs)),
+                              signature)
 
     def num_inputs(self, attrs: AttrMap | None) -> int | None:
         ranges = self.input_ranges(attrs)
@@ -529,11 +537,12 @@ class OpInfo:
         return None if kernel is None else kernel.priority
 
     def supported_device_types(
-        self, attrs: AttrMap | None, device_types: Iterable[str] | None = None
+        self, attrs: AttrMap | None, device_types: Iterable[str] | None = None,
+        signature: tuple | None = None,
     ) -> dict[str, int]:
         types = None if device_types is None else tuple(device_types)
         return self._memoized("supported", attrs, types,
-                              lambda: self._supported_device_types(attrs, types))
+                              lambda: self._supported_device_types(attrs, types), signature)
 
     def _supported_device_types(
         self, attrs: AttrMap | None, device_types: Iterable[str] | None = None

@@ -150,12 +150,17 @@ def processing_order(graph: Graph) -> list[Node]:
     """The order TF's GraphConstructor creates nodes in (their ids): repeatedly the
     ready node that comes first in the GraphDef; a Merge with a loop back edge is ready
     after one non-back-edge input. Nodes left on a non-loop cycle follow in GraphDef order."""
+    return _ordered(graph)[0]
+
+
+def _ordered(graph: Graph) -> tuple[list[Node], dict[str, int]]:
+    """``processing_order(graph)`` and each node's position in it."""
     nodes = list(graph.nodes.values())
     index = {n.name: i for i, n in enumerate(nodes)}
     if all(index[e.src] < i for i, n in enumerate(nodes) for e in n.in_edges):
         # Every edge points forward (GraphDefs are usually written in creation order): the
         # first ready node is then always the first node not yet taken.
-        return nodes
+        return nodes, index
     pending = [0] * len(nodes)
     for i, n in enumerate(nodes):
         if n.op in ("Merge", "RefMerge") and any(graph.is_back_edge(e) for e in n.in_edges):
@@ -181,7 +186,7 @@ def processing_order(graph: Graph) -> list[Node]:
                 heapq.heappush(ready, j)
     if len(order) < len(nodes):
         order += [n for i, n in enumerate(nodes) if not done[i]]
-    return order
+    return order, {n.name: i for i, n in enumerate(order)}
 
 
 class _Placer:
@@ -195,10 +200,9 @@ class _Placer:
         self.metadata_ops = set(facts["metadata_ops"])
         self.identity_ops = set(facts["identity_ops"])
         self.device_types = devices.types            # prioritised type list
-        self.order = processing_order(graph)
-        self.idx = {n.name: i for i, n in enumerate(self.order)}
+        self.order, self.idx = _ordered(graph)
         self.members: list[_Member] = []
-        self.result = PlacementResult(devices, soft, {n.name: None for n in self.order})
+        self.result = PlacementResult(devices, soft, dict.fromkeys(self.idx))
         self.failed_roots: set[int] = set()
         self.num_outputs: list[int | None] = []
         self.num_inputs = [sum(1 for e in n.in_edges if not e.control) for n in self.order]
@@ -230,7 +234,7 @@ class _Placer:
                 n_out = len(node.output_dtypes) if node.output_dtypes is not None else None
             else:
                 try:
-                    found = info.supported_device_types(node.attrs, types)
+                    found = info.supported_device_types(node.attrs, types, node.op_signature)
                 except ValueError:
                     found = {}
                 supported = self._by_priority(found)
@@ -556,8 +560,8 @@ class _Placer:
             self.place_node(node, i, False)
         for i, node in second:
             self.place_node(node, i, True)
-        self.result.group_of = {n.name: self.order[self.find(i)].name
-                                for i, n in enumerate(self.order)}
+        find, order = self.find, self.order
+        self.result.group_of = dict(zip(self.idx, [order[find(i)].name for i in range(len(order))]))
         return self.result
 
 

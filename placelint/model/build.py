@@ -383,8 +383,10 @@ class _Builder:
         for node in nodes.values():
             info = opdb.op(node.op)
             own_types = node.name in input_types
+            if info is not None:
+                node.op_signature = info.signature(node.attrs)
             if info is not None and (node.output_dtypes is None or not own_types):
-                in_types, out_types = info.io_types(node.attrs)
+                in_types, out_types = info.io_types(node.attrs, node.op_signature)
                 if node.output_dtypes is None:
                     node.output_dtypes = out_types
             if node.output_shapes is None:

@@ -65,6 +65,9 @@ class Node:
     loop: str = ""                        #: functional While node whose body holds this node
     location: SourceLocation | None = None  #: Python file:line that created the op
     file_line: int | None = None          #: line of the node in a text model file
+    #: ``OpInfo.signature(attrs)``, set by the builder so that analyses asking the op
+    #: database about this node skip recomputing it (attrs do not change after the build)
+    op_signature: tuple | None = None
 
     @property
     def data_inputs(self) -> list[Edge]:
