@@ -215,7 +215,7 @@ def _linalg(node, shapes, ins):
     return OpCost(prod(x[:-2]) * max(x[-2:]) ** 3, True, "linalg")
 
 
-_FORMULAS = {}
+_FORMULAS: dict = {}
 for _ops, _fn in (("MatMul _FusedMatMul SparseMatMul", _matmul),
                   ("BatchMatMul BatchMatMulV2 BatchMatMulV3", _batch_matmul),
                   ("Conv2D _FusedConv2D DepthwiseConv2dNative", _conv2d),
@@ -230,3 +230,7 @@ for _ops, _fn in (("MatMul _FusedMatMul SparseMatMul", _matmul),
                    "MatrixSolveLs Qr Svd SelfAdjointEigV2 MatrixExponential MatrixLogarithm Lu", _linalg)):
     for _op in _ops.split():
         _FORMULAS[_op] = _fn
+
+#: Ops with a formula of their own; every other op's cost depends on nothing but its
+#: input and output shapes (no attrs), which lets callers reuse it across equal nodes.
+FORMULA_OPS = frozenset(_FORMULAS)

@@ -34,7 +34,7 @@ from ..model.devices import parse_device
 from ..model.graph import Graph
 from ..opdb import get_opdb
 from .antichain import max_antichain
-from .cost import OpCost, op_cost
+from .cost import FORMULA_OPS, OpCost, op_cost
 from .dag import IndexedDag, index_graph, longest_path
 from .intra_op import IntraOpUse, intra_op_use
 from .op_tables import ExecutorTable, executor_table, intra_op_table
@@ -281,10 +281,20 @@ def analyze_parallelism(graph: Graph, *, shapes: ShapeInfo | None = None, placem
     unknown_cost = 0
     split_work = 0
     splittable_work = 0
+    # Cost and intra-op use of ops without a cost formula depend only on the op and the
+    # shapes and dtypes of its inputs and outputs (no attrs), which repeat layer after layer.
+    reuse: dict[tuple, tuple[OpCost, IntraOpUse]] = {}
     for i in np.flatnonzero(expensive).tolist():
         node = dag.nodes[i]
-        cost: OpCost = op_cost(node, shapes)
-        use: IntraOpUse = intra_op_use(node, shapes, cost, intra_table)
+        key = None if node.op in FORMULA_OPS else _tensors_key(node, shapes)
+        hit = reuse.get(key) if key is not None else None
+        if hit is None:
+            cost: OpCost = op_cost(node, shapes)
+            use: IntraOpUse = intra_op_use(node, shapes, cost, intra_table)
+            if key is not None:
+                reuse[key] = (cost, use)
+        else:
+            cost, use = hit
         work_int[i] = cost.ops
         work[i] = float(cost.ops)
         unknown_cost += not cost.known
@@ -298,8 +308,10 @@ def analyze_parallelism(graph: Graph, *, shapes: ShapeInfo | None = None, placem
             split_work += cost.ops
         if use.can_split:
             splittable_work += cost.ops
-        row = rows.setdefault(node.op, {"use": use, "count": 0, "splitting": 0, "threads": 1,
-                                        "work": 0, "unknown": 0})
+        row = rows.get(node.op)
+        if row is None:
+            row = rows[node.op] = {"use": use, "count": 0, "splitting": 0, "threads": 1,
+                                   "work": 0, "unknown": 0}
         row["count"] += 1
         row["splitting"] += use.splits
         row["threads"] = max(row["threads"], min(cores, use.threads or 1))
@@ -361,6 +373,16 @@ def analyze_parallelism(graph: Graph, *, shapes: ShapeInfo | None = None, placem
         control_edges=control_edges, control_hubs=hubs, gil_width=gil_chain.width,
         gil_branches=_branches(dag, gil_chain.nodes), intra_ops=intra_rows, intra_share=share,
         recommendation=rec, per_device=per_device, notes=notes)
+
+
+def _tensors_key(node, shapes: ShapeInfo) -> tuple:
+    """What ``op_cost`` and ``intra_op_use`` read of an op without a cost formula: its op,
+    its data inputs (in edge order, with their slots) and its outputs, as shapes and dtypes."""
+    tensor = shapes.tensor
+    ins = tuple([(e.dst_slot, *tensor(e.src, e.src_slot)) for e in node.in_edges
+                 if e.src_slot >= 0])
+    outs = tuple([tensor(node, k) for k in range(max(1, len(node.output_dtypes or ())))])
+    return node.op, ins, outs
 
 
 def _per_device(dag, placement, expensive, work_int, table, notes, total_work, overall_width):

@@ -61,13 +61,22 @@ class ShapeInfo:
     def _name(node) -> str:
         return node if node.__class__ is str else node.name
 
+    # shape() and dtype() are called for every tensor by several analyses: the name
+    # lookup is written out rather than calling _name.
     def shape(self, node, slot: int = 0) -> Shape | None:
-        outs = self._shapes.get(self._name(node))
+        outs = self._shapes.get(node if node.__class__ is str else node.name)
         return outs[slot] if outs is not None and 0 <= slot < len(outs) else None
 
     def dtype(self, node, slot: int = 0) -> int | None:
-        outs = self._dtypes.get(self._name(node))
+        outs = self._dtypes.get(node if node.__class__ is str else node.name)
         return outs[slot] if outs is not None and 0 <= slot < len(outs) else None
+
+    def tensor(self, node, slot: int = 0) -> tuple[Shape | None, int | None]:
+        """``(shape(node, slot), dtype(node, slot))``."""
+        name = node if node.__class__ is str else node.name
+        shapes, dtypes = self._shapes.get(name), self._dtypes.get(name)
+        return (shapes[slot] if shapes is not None and 0 <= slot < len(shapes) else None,
+                dtypes[slot] if dtypes is not None and 0 <= slot < len(dtypes) else None)
 
     def value(self, node, slot: int = 0) -> Value | None:
         return self._values.get((self._name(node), slot))
