@@ -52,7 +52,7 @@ def index_graph(graph: Graph) -> IndexedDag:
 def _index_graph(graph: Graph) -> IndexedDag:
     nodes = list(graph.nodes.values())
     n = len(nodes)
-    index = {node.name: i for i, node in enumerate(nodes)}
+    index = graph.positions()
     get = index.get
     src = np.fromiter((get(e.src, -1) for node in nodes for e in node.in_edges), dtype=np.int64)
     dst = np.repeat(np.arange(n, dtype=np.int64),

@@ -377,12 +377,8 @@ def analyze_parallelism(graph: Graph, *, shapes: ShapeInfo | None = None, placem
 
 def _tensors_key(node, shapes: ShapeInfo) -> tuple:
     """What ``op_cost`` and ``intra_op_use`` read of an op without a cost formula: its op,
-    its data inputs (in edge order, with their slots) and its outputs, as shapes and dtypes."""
-    tensor = shapes.tensor
-    ins = tuple([(e.dst_slot, *tensor(e.src, e.src_slot)) for e in node.in_edges
-                 if e.src_slot >= 0])
-    outs = tuple([tensor(node, k) for k in range(max(1, len(node.output_dtypes or ())))])
-    return node.op, ins, outs
+    how many outputs it has, and the shapes and dtypes of its data inputs and outputs."""
+    return node.op, len(node.output_dtypes or ()), shapes.io_key(node)
 
 
 def _per_device(dag, placement, expensive, work_int, table, notes, total_work, overall_width):

@@ -156,7 +156,7 @@ def processing_order(graph: Graph) -> list[Node]:
 def _ordered(graph: Graph) -> tuple[list[Node], dict[str, int]]:
     """``processing_order(graph)`` and each node's position in it."""
     nodes = list(graph.nodes.values())
-    index = {n.name: i for i, n in enumerate(nodes)}
+    index = graph.positions()
     if all(index[e.src] < i for i, n in enumerate(nodes) for e in n.in_edges):
         # Every edge points forward (GraphDefs are usually written in creation order): the
         # first ready node is then always the first node not yet taken.

@@ -71,6 +71,20 @@ class ShapeInfo:
         outs = self._dtypes.get(node if node.__class__ is str else node.name)
         return outs[slot] if outs is not None and 0 <= slot < len(outs) else None
 
+    def io_key(self, node: Node) -> tuple:
+        """Everything known about ``node``'s data inputs (slot and tensor, in edge order)
+        and outputs: equal keys, equal shapes and dtypes in and out (a hashable key)."""
+        shapes, dtypes = self._shapes, self._dtypes
+        ins = []
+        for e in node.in_edges:
+            slot = e.src_slot
+            if slot >= 0:
+                s, d = shapes.get(e.src), dtypes.get(e.src)
+                ins.append((e.dst_slot, s[slot] if s is not None and slot < len(s) else None,
+                            d[slot] if d is not None and slot < len(d) else None))
+        s, d = shapes.get(node.name), dtypes.get(node.name)
+        return (tuple(ins), None if s is None else tuple(s), None if d is None else tuple(d))
+
     def tensor(self, node, slot: int = 0) -> tuple[Shape | None, int | None]:
         """``(shape(node, slot), dtype(node, slot))``."""
         name = node if node.__class__ is str else node.name
@@ -203,9 +217,12 @@ def _attr_ints(node: Node, key: str) -> list[int] | None:
 
 def _attr_shape(node: Node, key: str) -> Shape | None:
     a = _attr(node, key)
-    if a is None or a.WhichOneof("value") != "shape" or a.shape.unknown_rank:
+    if a is None or a.WhichOneof("value") != "shape":
         return None
-    return tuple(int(d.size) if d.size >= 0 else -1 for d in a.shape.dim)
+    shape = a.shape         # every variable asks: one access of each protobuf field
+    if shape.unknown_rank:
+        return None
+    return tuple([size if size >= 0 else -1 for size in [d.size for d in shape.dim]])
 
 
 def _attr_type(node: Node, key: str) -> int | None:

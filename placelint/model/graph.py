@@ -89,11 +89,13 @@ class Graph:
         self.name = name
         self.nodes: dict[str, Node] = {}
         self._nx: nx.DiGraph | None = None
+        self._positions: dict[str, int] | None = None
 
     # -- construction ---------------------------------------------------------
     def add_node(self, node: Node) -> Node:
         self.nodes[node.name] = node
         self._nx = None
+        self._positions = None
         return node
 
     def add_edge(self, edge: Edge) -> Edge:
@@ -114,6 +116,13 @@ class Graph:
 
     def __len__(self) -> int:
         return len(self.nodes)
+
+    def positions(self) -> dict[str, int]:
+        """Node name -> its position in graph order (built once until a node is added;
+        shared by validation, placement and the analyses' indexing: do not modify)."""
+        if self._positions is None:
+            self._positions = {name: i for i, name in enumerate(self.nodes)}
+        return self._positions
 
     def edges(self) -> Iterator[Edge]:
         for node in self.nodes.values():

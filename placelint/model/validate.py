@@ -130,7 +130,7 @@ def edges_point_forward(graph: Graph) -> bool:
     """Every edge goes from a node to a later one (in graph order): then the graph has no
     cycle at all. GraphDefs are usually written in creation order, and this one pass is
     much cheaper than the searches below."""
-    index = {name: i for i, name in enumerate(graph.nodes)}
+    index = graph.positions()
     return all(index[e.src] < i for i, node in enumerate(graph.nodes.values())
                for e in node.in_edges)
 
