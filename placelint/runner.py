@@ -22,21 +22,40 @@ class ModelResult:
     entry: str | None = None                    #: what part of the model was analysed
     diagnostics: list[Diagnostic] = field(default_factory=list)
     cached: bool = False                        #: served from the cache
+    #: per device pair: the cross-device transfers (``analyses.transfers.PairSummary.to_dict``)
+    transfer_pairs: list[dict] | None = None
 
     def to_dict(self) -> dict:
         return {"path": self.path, "format": self.format, "entry": self.entry,
-                "diagnostics": [diag_to_dict(d) for d in self.diagnostics]}
+                "diagnostics": [diag_to_dict(d) for d in self.diagnostics],
+                "transfer_pairs": self.transfer_pairs}
 
     @classmethod
     def from_dict(cls, data: dict, cached: bool = False) -> "ModelResult":
         return cls(data["path"], data["format"], data["entry"],
-                   [diag_from_dict(d) for d in data["diagnostics"]], cached=cached)
+                   [diag_from_dict(d) for d in data["diagnostics"]], cached=cached,
+                   transfer_pairs=data.get("transfer_pairs"))
 
     @classmethod
     def from_report(cls, report) -> "ModelResult":
         model = report.model
         return cls(report.path, model.format if model else None, model.entry if model else None,
-                   list(report.diagnostics))
+                   list(report.diagnostics), transfer_pairs=_transfer_pairs(report))
+
+
+def _transfer_pairs(report) -> list[dict] | None:
+    """The per-device-pair transfer summary, or None when the model was not placed (load
+    failure, or a placement TF refuses: its transfers are not meaningful)."""
+    ctx = report.context
+    if ctx is None:
+        return None
+    try:
+        if ctx.placement.errors:
+            return None
+        from .analyses.transfers import summarize
+        return [p.to_dict() for p in summarize(ctx.transfers)]
+    except Exception:  # noqa: BLE001 - the rules already reported an internal error
+        return None
 
 
 def diag_to_dict(d: Diagnostic) -> dict:

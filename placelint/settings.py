@@ -25,7 +25,7 @@ class Settings:
     fail_on: Severity = Severity.WARNING   #: lowest severity that makes the run fail (exit 1)
     #: thresholds for size-based rules (bytes per step)
     copy_warning_bytes: int = 1 << 20
-    copy_info_bytes: int = 1
+    copy_info_bytes: int = 1024          #: smaller copies only count in the summary
     cores: int | None = None
 
     def rule_enabled(self, code: str, name: str) -> bool:

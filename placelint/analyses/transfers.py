@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from ..dtypes import dtype_name
 from ..model.graph import Graph
@@ -77,7 +78,9 @@ class Transfer:
         }
 
 
+@lru_cache(maxsize=1024)
 def _device_type(name: str) -> str:
+    """``CPU`` for ``.../device:CPU:0`` ('' if none); cached: asked per node and edge."""
     return name.rsplit("/device:", 1)[-1].split(":", 1)[0] if "/device:" in name else ""
 
 
@@ -283,6 +286,20 @@ class PairSummary:
     def label(self) -> str:
         return f"{_short(self.src_device)} -> {_short(self.dst_device)}"
 
+    @property
+    def size_text(self) -> str:
+        if self.unknown == self.count:
+            return "unknown size"
+        return format_bytes(self.bytes) + (f" + {self.unknown} of unknown size" if self.unknown else "")
+
+    def to_dict(self) -> dict:
+        return {"from": self.src_device, "to": self.dst_device, "count": self.count,
+                "bytes": self.bytes, "unknown": self.unknown}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "PairSummary":
+        return cls(d["from"], d["to"], d["count"], d["bytes"], d["unknown"])
+
 
 def summarize(transfers: list[Transfer]) -> list[PairSummary]:
     """Per (from, to) device pair: number of transfers and known bytes per step."""
@@ -312,14 +329,13 @@ def format_bytes(n: int | None) -> str:
 
 
 def summary_lines(transfers: list[Transfer]) -> list[str]:
-    """The per-device-pair summary that ends ``check``/``place`` text output."""
-    if not transfers:
-        return ["transfers: none (every edge stays on one device)"]
-    lines = ["transfers per step (device pair: count, bytes):"]
-    for s in summarize(transfers):
-        if s.unknown == s.count:
-            size = "unknown size"
-        else:
-            size = format_bytes(s.bytes) + (f" + {s.unknown} of unknown size" if s.unknown else "")
-        lines.append(f"  {s.label}: {s.count}, {size}")
-    return lines
+    """The per-device-pair summary that ends ``place`` text output."""
+    return pair_lines(summarize(transfers))
+
+
+def pair_lines(pairs: list[PairSummary], head: str = "") -> list[str]:
+    """``transfers per step (device pair: count, bytes):`` and one line per pair."""
+    if not pairs:
+        return [f"{head}transfers: none (every edge stays on one device)"]
+    return [f"{head}transfers per step (device pair: count, bytes):"] + [
+        f"  {s.label}: {s.count}, {s.size_text}" for s in pairs]
