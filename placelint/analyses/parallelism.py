@@ -245,10 +245,10 @@ def _structural_control(dag: IndexedDag, table: ExecutorTable) -> np.ndarray:
         return node.op in table.structural or (
             node.op == "NoOp" and bool(node.call_site)
             and node.name.rsplit("/", 1)[-1].startswith("output_control_node"))
-    if not dag.n:
-        return dag.control
-    dst_ok = np.fromiter((structural_dst(node) for node in dag.nodes), dtype=bool, count=dag.n)
-    return dag.control & dst_ok[dag.dst]
+    structural = np.zeros(dag.control.size, dtype=bool)
+    for k in np.flatnonzero(dag.control).tolist():     # only control edges can be
+        structural[k] = structural_dst(dag.nodes[dag.dst[k]])
+    return structural
 
 
 # --------------------------------------------------------------------------- analysis
@@ -272,18 +272,12 @@ def analyze_parallelism(graph: Graph, *, shapes: ShapeInfo | None = None, placem
     expensive = ~inline & ~folded
     folded_ops = int(np.count_nonzero(folded & ~inline))
 
-    work = np.zeros(n, dtype=float)
     work_int = [0] * n
-    max_threads = np.ones(n, dtype=np.int64)
-    gil = np.zeros(n, dtype=bool)
-    small = np.zeros(n, dtype=bool)   # Eigen expressions below the splitting threshold
-    rows: dict[str, dict[str, Any]] = {}
-    unknown_cost = 0
-    split_work = 0
-    splittable_work = 0
     # Cost and intra-op use of ops without a cost formula depend only on the op and the
     # shapes and dtypes of its inputs and outputs (no attrs), which repeat layer after layer.
     reuse: dict[tuple, tuple[OpCost, IntraOpUse]] = {}
+    # nodes by (op, cost, use): the per-node arrays and the per-op rows are filled per group
+    groups: dict[tuple[str, OpCost, IntraOpUse], list[int]] = {}
     for i in np.flatnonzero(expensive).tolist():
         node = dag.nodes[i]
         key = None if node.op in FORMULA_OPS else _tensors_key(node, shapes)
@@ -296,27 +290,43 @@ def analyze_parallelism(graph: Graph, *, shapes: ShapeInfo | None = None, placem
         else:
             cost, use = hit
         work_int[i] = cost.ops
-        work[i] = float(cost.ops)
-        unknown_cost += not cost.known
-        gil[i] = use.gil
-        small[i] = use.mode in SMALL_MODES and use.threads == 1
+        group = groups.get((node.op, cost, use))
+        if group is None:
+            group = groups[(node.op, cost, use)] = []
+        group.append(i)
+
+    work = np.zeros(n, dtype=float)
+    max_threads = np.ones(n, dtype=np.int64)
+    gil = np.zeros(n, dtype=bool)
+    small = np.zeros(n, dtype=bool)   # Eigen expressions below the splitting threshold
+    rows: dict[str, dict[str, Any]] = {}
+    unknown_cost = 0
+    split_work = 0
+    splittable_work = 0
+    for (op, cost, use), members in groups.items():     # first-seen order, as node order
+        idx = np.asarray(members, dtype=np.int64)
+        count = len(members)
+        work[idx] = float(cost.ops)
+        unknown_cost += count * (not cost.known)
+        gil[idx] = use.gil
+        small[idx] = use.mode in SMALL_MODES and use.threads == 1
         if use.threads is not None:
-            max_threads[i] = use.threads
+            max_threads[idx] = use.threads
         elif use.can_split:
-            max_threads[i] = cores  # size unknown: assume it may split
+            max_threads[idx] = cores  # size unknown: assume it may split
         if use.splits:
-            split_work += cost.ops
+            split_work += count * cost.ops
         if use.can_split:
-            splittable_work += cost.ops
-        row = rows.get(node.op)
+            splittable_work += count * cost.ops
+        row = rows.get(op)
         if row is None:
-            row = rows[node.op] = {"use": use, "count": 0, "splitting": 0, "threads": 1,
-                                   "work": 0, "unknown": 0}
-        row["count"] += 1
-        row["splitting"] += use.splits
+            row = rows[op] = {"use": use, "count": 0, "splitting": 0, "threads": 1,
+                              "work": 0, "unknown": 0}
+        row["count"] += count
+        row["splitting"] += count * use.splits
         row["threads"] = max(row["threads"], min(cores, use.threads or 1))
-        row["work"] += cost.ops
-        row["unknown"] += use.threads is None and use.can_split
+        row["work"] += count * cost.ops
+        row["unknown"] += count * (use.threads is None and use.can_split)
     total_work = sum(work_int)
 
     # -- widths

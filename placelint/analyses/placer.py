@@ -157,9 +157,8 @@ def _ordered(graph: Graph) -> tuple[list[Node], dict[str, int]]:
     """``processing_order(graph)`` and each node's position in it."""
     nodes = list(graph.nodes.values())
     index = graph.positions()
-    if all(index[e.src] < i for i, n in enumerate(nodes) for e in n.in_edges):
-        # Every edge points forward (GraphDefs are usually written in creation order): the
-        # first ready node is then always the first node not yet taken.
+    if graph.edges_point_forward():
+        # the first ready node is then always the first node not yet taken
         return nodes, index
     pending = [0] * len(nodes)
     for i, n in enumerate(nodes):
@@ -205,7 +204,7 @@ class _Placer:
         self.result = PlacementResult(devices, soft, dict.fromkeys(self.idx))
         self.failed_roots: set[int] = set()
         self.num_outputs: list[int | None] = []
-        self.num_inputs = [sum(1 for e in n.in_edges if not e.control) for n in self.order]
+        self.num_inputs = [len([e for e in n.in_edges if e.src_slot >= 0]) for n in self.order]
         self._filtered: dict[tuple, tuple[list[Device], list[Device]]] = {}
         self._all_devices = list(devices.devices)
         self._sorted_types: dict[int, tuple[dict, list[tuple[str, int]]]] = {}

@@ -90,18 +90,21 @@ class Graph:
         self.nodes: dict[str, Node] = {}
         self._nx: nx.DiGraph | None = None
         self._positions: dict[str, int] | None = None
+        self._forward: bool | None = None
 
     # -- construction ---------------------------------------------------------
     def add_node(self, node: Node) -> Node:
         self.nodes[node.name] = node
         self._nx = None
         self._positions = None
+        self._forward = None
         return node
 
     def add_edge(self, edge: Edge) -> Edge:
         self.nodes[edge.src].out_edges.append(edge)
         self.nodes[edge.dst].in_edges.append(edge)
         self._nx = None
+        self._forward = None
         return edge
 
     # -- access ---------------------------------------------------------------
@@ -123,6 +126,17 @@ class Graph:
         if self._positions is None:
             self._positions = {name: i for i, name in enumerate(self.nodes)}
         return self._positions
+
+    def edges_point_forward(self) -> bool:
+        """Every edge goes from a node to a later one in graph order: then the graph has
+        no cycle and graph order is a topological order. GraphDefs are usually written in
+        creation order, and this one pass is much cheaper than a search. Cached until a node
+        or an edge is added (removing edges cannot turn a True into a False)."""
+        if self._forward is None:
+            index = self.positions()
+            self._forward = all(index[e.src] < i for i, node in enumerate(self.nodes.values())
+                                for e in node.in_edges)
+        return self._forward
 
     def edges(self) -> Iterator[Edge]:
         for node in self.nodes.values():

@@ -126,18 +126,9 @@ def format_path(names: list[str], limit: int = 8) -> str:
     return " -> ".join(names)
 
 
-def edges_point_forward(graph: Graph) -> bool:
-    """Every edge goes from a node to a later one (in graph order): then the graph has no
-    cycle at all. GraphDefs are usually written in creation order, and this one pass is
-    much cheaper than the searches below."""
-    index = graph.positions()
-    return all(index[e.src] < i for i, node in enumerate(graph.nodes.values())
-               for e in node.in_edges)
-
-
 def check_cycles(graph: Graph) -> list[Diagnostic]:
     """Report cycles TF refuses and remove the edges closing any cycle that is not a loop."""
-    if edges_point_forward(graph):
+    if graph.edges_point_forward():     # then there is no cycle at all
         return []
     left = unprocessed_nodes(graph)
     cycle = _find_cycle(graph, left) if left else []
