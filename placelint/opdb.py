@@ -338,6 +338,7 @@ class OpInfo:
             sig.update(c.attr for c in k.constraints)
         self._sig_attrs = tuple(sorted(sig))
         self._memo: dict[tuple, Any] = {}
+        self._io_memo: dict[tuple, tuple] = {}
 
     def signature(self, attrs: AttrMap | None) -> tuple:
         """The values of the attrs that decide every answer below: the memo key. Callers
@@ -351,8 +352,10 @@ class OpInfo:
         # two different values never serialize to the same bytes.
         if not attrs:
             return ()
-        return tuple([attrs[k].SerializeToString() if k in attrs else None
-                      for k in self._sig_attrs])
+        key = []        # a loop: cheaper than a comprehension for two or three attrs
+        for k in self._sig_attrs:
+            key.append(attrs[k].SerializeToString() if k in attrs else None)
+        return tuple(key)
 
     def _memoized(self, what: str, attrs: AttrMap | None, extra, compute, signature=None):
         key = (what, self._signature(attrs) if signature is None else signature, extra)
@@ -458,9 +461,14 @@ class OpInfo:
     def io_types(self, attrs: AttrMap | None, signature: tuple | None = None
                  ) -> tuple[list[int] | None, list[int] | None]:
         """``(input_types(attrs), output_types(attrs))`` for one signature computation."""
-        return self._memoized("io", attrs, None, lambda: (self._arg_types(self.input_args, attrs),
-                                                          self._arg_types(self.output_args, attrs)),
-                              signature)
+        # asked for every node while building: a plain dict lookup on a hit (_arg_types
+        # raises no OpDBError, so no error memo is needed)
+        key = self._signature(attrs) if signature is None else signature
+        hit = self._io_memo.get(key)
+        if hit is None:
+            hit = self._io_memo[key] = (self._arg_types(self.input_args, attrs),
+                                        self._arg_types(self.output_args, attrs))
+        return hit
 
     def num_inputs(self, attrs: AttrMap | None) -> int | None:
         ranges = self.input_ranges(attrs)

@@ -149,11 +149,12 @@ class _Builder:
     def _add_inputs(self, node: Node, inputs, resolve):
         slot = 0
         seen_control = 0
+        pending, name = self.pending, node.name
         for ref in inputs:
             src, src_slot, text = resolve(ref)
             if src_slot == -1:
                 seen_control = seen_control or 1
-                self.pending.append((src, -1, node.name, -1, text))
+                pending.append((src, -1, name, -1, text))
                 continue
             if seen_control == 1:
                 seen_control = 2   # once per node
@@ -162,7 +163,7 @@ class _Builder:
                                         f"control input (TensorFlow: \"Node '{node.name}': Control "
                                         "dependencies must come after regular dependencies\")",
                                         node=node.name))
-            self.pending.append((src, src_slot, node.name, slot, text))
+            pending.append((src, src_slot, name, slot, text))
             slot += 1
 
     # -- functions ---------------------------------------------------------------
@@ -342,6 +343,7 @@ class _Builder:
     # -- edges -------------------------------------------------------------------
     def finish(self) -> BuildResult:
         nodes = self.graph.nodes
+        add_edge = self.graph.add_edge
         alias, control_alias = self.alias, self.control_alias
         # per destination node: inputs that name no node / that cannot be parsed (a node
         # with a huge fan-in gets one diagnostic, listing a bounded number of names)
@@ -360,7 +362,7 @@ class _Builder:
             elif src not in nodes:
                 missing.setdefault(dst, []).append(text)
             else:
-                self.graph.add_edge(Edge(src, slot, dst, dst_slot))
+                add_edge(Edge(src, slot, dst, dst_slot))
         for dst, texts in unreadable.items():
             self.diags.append(_diag("PL005", "invalid-graph",
                                     f"node '{dst}' has malformed input name(s) {_quoted(texts)} "
