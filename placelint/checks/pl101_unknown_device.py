@@ -1,7 +1,6 @@
 """PL101 unknown-device: an explicit device that the target machine does not have."""
 
 from ..diagnostics import Severity
-from ..placement_text import available_devices_text
 from .base import Rule
 from .common import short_device, tf_text
 
@@ -34,7 +33,7 @@ class UnknownDevice(Rule):
                 continue
             yield self.diag(
                 f"node {node.name} was explicitly assigned to {node.device} but available "
-                f"devices are [ {available_devices_text(devices)} ]; with allow_soft_placement "
+                f"devices are [ {", ".join(sorted(devices.names))} ]; with allow_soft_placement "
                 f"TensorFlow places it on {short_device(placed)} instead. {FIX}",
                 node=node.name, severity=Severity.WARNING)
 
