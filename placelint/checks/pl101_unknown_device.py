@@ -24,6 +24,7 @@ class UnknownDevice(Rule):
         if not ctx.allow_soft_placement:
             return
         devices = ctx.devices
+        available = ", ".join(sorted(devices.names))
         for node in ctx.graph:
             spec = node.spec
             if spec is None or spec.is_empty or devices.matching(spec):
@@ -33,7 +34,7 @@ class UnknownDevice(Rule):
                 continue
             yield self.diag(
                 f"node {node.name} was explicitly assigned to {node.device} but available "
-                f"devices are [ {", ".join(sorted(devices.names))} ]; with allow_soft_placement "
+                f"devices are [ {available} ]; with allow_soft_placement "
                 f"TensorFlow places it on {short_device(placed)} instead. {FIX}",
                 node=node.name, severity=Severity.WARNING)
 
