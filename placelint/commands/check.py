@@ -63,8 +63,8 @@ def check(
                                                             "result cache."),
     max_text_size: Optional[str] = typer.Option(
         None, "--max-text-size", help="Largest text-format model (.pbtxt) to parse, e.g. 64M "
-                                      "(default) or 1G: protobuf's text parser is pure Python, "
-                                      "~20 s per 100k nodes."),
+                                      "(default) or 1G: text parsing is pure Python, "
+                                      "~3 s per 100k nodes."),
 ):
     """Check models and report placement and parallelism problems.
 

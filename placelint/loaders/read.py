@@ -16,11 +16,13 @@ from google.protobuf import message as pb_message
 from google.protobuf import text_format
 
 from ..proto import GraphDef, MetaGraphDef, SavedModel
+from . import fast_text
 
 #: protobuf refuses messages over 2 GiB; checked by size before reading.
 PROTOBUF_LIMIT = 2**31 - 1
-#: protobuf's text parser is pure Python (~0.7 s per MiB here, ~20 s per 100k nodes): text
-#: models above this size are refused unless the limit is raised (``--max-text-size``).
+#: protobuf's text parser is pure Python (~0.7 s per MiB here, ~20 s per 100k nodes; the
+#: fast reader in ``fast_text.py`` handles the usual files ~10x faster): text models above
+#: this size are refused unless the limit is raised (``--max-text-size``).
 DEFAULT_MAX_TEXT_BYTES = 32 * 2**20
 #: text_format has no depth cap by default and dies with RecursionError on deep nesting.
 TEXT_MAX_DEPTH = 100
@@ -120,7 +122,7 @@ def _looks_like_text(head: bytes) -> bool:
 
 
 def _text_kind(text: str) -> str | None:
-    for line in text.splitlines():
+    for line in _lines(text):
         s = line.strip()
         if not s or s.startswith("#"):
             continue
@@ -132,10 +134,23 @@ def _text_kind(text: str) -> str | None:
     return None
 
 
+#: what str.splitlines() splits at
+_LINE = re.compile("[^\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]*")
+
+
+def _lines(text: str):
+    """The lines of ``text.splitlines()`` one at a time, with extra empty ones (only the
+    first few are wanted; a text model can have millions)."""
+    for m in _LINE.finditer(text):
+        yield m.group()
+
+
 def _parse_text(path: Path, data: bytes, expect: str | None) -> ParsedFile:
     text = data.decode("utf-8", errors="replace")
     kind = _text_kind(text) or expect or GRAPHDEF
     msg = _CLASSES[kind]()
+    if fast_text.parse(text, msg):      # ~10x faster; text_format reads (or refuses) the rest
+        return ParsedFile(path, kind, msg, text)
     try:
         text_format.Parse(text, msg, allow_unknown_field=False,
                           max_recursion_depth=TEXT_MAX_DEPTH)
