@@ -180,7 +180,7 @@ def _node_devices(dag: IndexedDag, placement) -> list[str | None] | None:
     devices = getattr(placement, "device", None) if placement is not None else None
     if not devices:
         return None
-    out = [devices.get(node.name) for node in dag.nodes]
+    out = list(map(devices.get, dag.index))    # dag.index: names in node order
     return out if any(out) else None
 
 
@@ -209,7 +209,13 @@ def _fold_constants(dag: IndexedDag, shapes: ShapeInfo, table: ExecutorTable) ->
                    or (op == "Rank" and shapes.shape(e.src, e.src_slot) is not None) for e in data):
                 const[i] = True
                 continue
-        if not all(const[s] if (s := get(e.src)) is not None else False for e in data):
+        inputs_const = True
+        for e in data:      # a loop, not all(...): most nodes stop at their first input
+            s = get(e.src)
+            if s is None or not const[s]:
+                inputs_const = False
+                break
+        if not inputs_const:
             continue
         ok = foldable_op.get(op)
         if ok is None:

@@ -381,14 +381,13 @@ class _Placer:
             self.failed_roots.update((self.find(si), self.find(di)))
 
     def colocate_class_groups(self):
+        classes = {i: groups for i, node in enumerate(self.order)
+                   if "_class" in node.attrs and (groups := _class_groups(node))}
+        if not classes:
+            return      # every node alone in the group of its own name: nothing to join
         roots: dict[str, int] = {}
         for i, node in enumerate(self.order):
-            groups = []
-            if "_class" in node.attrs:
-                value = node.attrs["_class"]
-                groups = [s.decode("utf-8", "replace")[5:] for s in value.list.s
-                          if s.startswith(b"loc:@")]
-            for group in (*groups, node.name):
+            for group in (*classes.get(i, ()), node.name):
                 root = roots.setdefault(group, i)
                 if root == i:
                     continue
@@ -562,6 +561,12 @@ class _Placer:
         find, order = self.find, self.order
         self.result.group_of = dict(zip(self.idx, [order[find(i)].name for i in range(len(order))]))
         return self.result
+
+
+def _class_groups(node: Node) -> list[str]:
+    """The group names in a node's ``_class`` attr (``loc:@NAME`` entries)."""
+    return [s.decode("utf-8", "replace")[5:] for s in node.attrs["_class"].list.s
+            if s.startswith(b"loc:@")]
 
 
 def _is_dataset_op(op: str) -> bool:
