@@ -9,6 +9,7 @@ runs text_format, which reports the error).
 from __future__ import annotations
 
 import random
+import re
 import sys
 from pathlib import Path
 
@@ -102,6 +103,9 @@ CASES = [
     'nodes { name: "a" }',                                       # unknown field
     'node { name: "unterminated }',
     'node { name: "a" op: "b" device: "" input: "x" input: "^y" }',
+    'node { name: abc }',                                        # unquoted string: error
+    'node { attr { key: "x" value { s: 12 } } }',                # unquoted bytes: error
+    'node { name: "a" "b" }',                                    # adjacent strings
     'versions { producer: 27 min_consumer: -1 }',
     'node { attr { key: "x" value { shape { dim { size: -1 } unknown_rank: true } } } }',
     'node { attr { key: "x" value { i: ١٢ } } }',                 # Unicode digits
@@ -154,3 +158,34 @@ def test_random_mutations_never_disagree():
         fast = _fast(text, GraphDef)
         if fast is not None:
             assert fast == _reference(text, GraphDef), text
+
+
+_TOK = re.compile(r"""\s+|#[^\n]*|"(?:[^"\n\\]|\\.)*"|'(?:[^'\n\\]|\\.)*'|[\w.+-]+|\S""")
+_EXTRA = ['"x"', "'y'", "5", "-1", "1.5", "abc", "DT_FLOAT", "true", "{", "}", ":", "node",
+          "name", "attr", "key", "value", "list", "i", "s", "f", "b", "type", "shape", "dim",
+          "#c\n", '"\\x41"', "0x10", "010", "inf", "nan", "[", "]", ",", "<", '""']
+
+
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")
+def test_random_token_edits_never_disagree():
+    """Token-level edits (delete, insert, replace, duplicate a run) of the repository's
+    text files: the fast reader accepts only what text_format accepts, and reads it the same."""
+    rng = random.Random(7)
+    for _ in range(1500):
+        tokens = _TOK.findall(rng.choice(TEXT_FILES).read_text(errors="replace")[:20000])
+        words = [t for t in tokens if not t.isspace()]
+        for _ in range(rng.randint(1, 4)):
+            j, op = rng.randrange(len(tokens)), rng.random()
+            if op < 0.25:
+                del tokens[j]
+            elif op < 0.5:
+                tokens.insert(j, f" {rng.choice(words + _EXTRA)} ")
+            elif op < 0.75:
+                tokens[j] = f" {rng.choice(words + _EXTRA)} "
+            else:
+                tokens[j:j] = tokens[j:j + rng.randint(1, 20)]
+        text = "".join(tokens)
+        cls = _kind(text)
+        fast = _fast(text, cls)
+        if fast is not None:
+            assert fast == _reference(text, cls), text[:500]

@@ -110,6 +110,8 @@ def _scalar(f: _Field, token: str, strings: list[str]) -> bytes:
     """The wire encoding of one scalar value (``strings``: the joined string tokens)."""
     t = f.type
     if t == _FD.TYPE_STRING or t == _FD.TYPE_BYTES:
+        if not strings:
+            raise _Unsupported("a string field needs a quoted value")
         # without a backslash CUnescape(x) is x.encode("utf-8"): skip its four re-encodings
         data = b"".join(text_encoding.CUnescape(s[1:-1]) if "\\" in s else s[1:-1].encode("utf-8")
                         for s in strings)
