@@ -102,9 +102,9 @@ def _mib(n: int) -> str:
     return f"{n / 2**20:.1f} MiB" if n < 10 * 2**20 else f"{n // 2**20} MiB"
 
 
-def _looks_like_text(head: bytes) -> bool:
-    if not head:
-        return False
+def _printable_head(head: bytes) -> str | None:
+    """The first bytes of a file as text when they are printable UTF-8 and not blank, else
+    None."""
     try:
         text = head.decode("utf-8")
     except UnicodeDecodeError:
@@ -112,13 +112,20 @@ def _looks_like_text(head: bytes) -> bool:
         try:
             text = head[:-4].decode("utf-8")
         except UnicodeDecodeError:
-            return False
-    stripped = text.lstrip()
-    if not stripped:
+            return None
+    if not text.strip() or not all(c.isprintable() or c in "\n\r\t" for c in text):
+        return None
+    return text
+
+
+def _looks_like_text(head: bytes) -> bool:
+    """Printable text that starts with a text-format model's first key (or a comment)."""
+    text = _printable_head(head)
+    if text is None:
         return False
+    stripped = text.lstrip()
     first = stripped.split(None, 1)[0].rstrip("{:")
-    known = any(first in keys for keys in _TEXT_KEYS.values()) or stripped.startswith("#")
-    return known and all(c.isprintable() or c in "\n\r\t" for c in text)
+    return any(first in keys for keys in _TEXT_KEYS.values()) or stripped.startswith("#")
 
 
 def _text_kind(text: str) -> str | None:
@@ -198,15 +205,7 @@ def _parse_binary(path: Path, data: bytes, expect: str | None) -> ParsedFile:
 
 
 def _is_text(data: bytes) -> bool:
-    head = data[:4096]
-    try:
-        text = head.decode("utf-8")
-    except UnicodeDecodeError:
-        try:
-            text = head[:-4].decode("utf-8")
-        except UnicodeDecodeError:
-            return False
-    return bool(text.strip()) and all(c.isprintable() or c in "\n\r\t" for c in text)
+    return _printable_head(data[:4096]) is not None
 
 
 def _implausible(kind: str, msg, strict: bool = True) -> str | None:
