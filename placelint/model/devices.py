@@ -142,9 +142,12 @@ def parse_device(text: str) -> DeviceSpec | None:
     job = replica = task = dtype = did = None
     pos, n = 0, len(text)
 
-    def number(at: int):
+    def star_or_number(at: int):
+        """``*`` (unset) or a decimal number at ``at``: (ok, value, end)."""
+        if text.startswith("*", at):
+            return True, None, at + 1
         m = _NUM.match(text, at)
-        return (int(m.group()), m.end()) if m else (None, at)
+        return (True, int(m.group()), m.end()) if m else (False, None, at)
 
     while pos < n:
         progress = False
@@ -159,24 +162,14 @@ def parse_device(text: str) -> DeviceSpec | None:
                 job, pos = m.group(), m.end()
             progress = True
         if text.startswith("/replica:", pos):
-            pos += 9
-            if text.startswith("*", pos):
-                pos, replica = pos + 1, None
-            else:
-                replica, end = number(pos)
-                if replica is None:
-                    return None
-                pos = end
+            ok, replica, pos = star_or_number(pos + 9)
+            if not ok:
+                return None
             progress = True
         if text.startswith("/task:", pos):
-            pos += 6
-            if text.startswith("*", pos):
-                pos, task = pos + 1, None
-            else:
-                task, end = number(pos)
-                if task is None:
-                    return None
-                pos = end
+            ok, task, pos = star_or_number(pos + 6)
+            if not ok:
+                return None
             progress = True
         if text.startswith("/device:", pos):
             pos += 8
@@ -189,26 +182,16 @@ def parse_device(text: str) -> DeviceSpec | None:
                 dtype, pos = m.group(), m.end()
             did = None
             if text.startswith(":", pos):
-                pos += 1
-                if text.startswith("*", pos):
-                    pos += 1
-                else:
-                    did, end = number(pos)
-                    if did is None:
-                        return None
-                    pos = end
+                ok, did, pos = star_or_number(pos + 1)
+                if not ok:
+                    return None
             progress = True
         for prefix, legacy_type in (("/cpu:", "CPU"), ("/CPU:", "CPU"), ("/gpu:", "GPU"), ("/GPU:", "GPU")):
             if text.startswith(prefix, pos):
-                pos += len(prefix)
                 dtype = legacy_type
-                if text.startswith("*", pos):
-                    pos, did = pos + 1, None
-                else:
-                    did, end = number(pos)
-                    if did is None:
-                        return None
-                    pos = end
+                ok, did, pos = star_or_number(pos + len(prefix))
+                if not ok:
+                    return None
                 progress = True
                 break
         if not progress:
