@@ -21,6 +21,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from . import __version__
+from .loaders.read import PROTOBUF_LIMIT
 
 CACHE_DIR_NAME = ".placelint_cache"
 _LAYOUT = "v1"
@@ -81,8 +82,13 @@ class Cache:
         h.update(f"{code_fingerprint()}\n{settings_fp or settings_fingerprint(settings)}\n"
                  f"{ref.kind}\n{ref.display}\n".encode())
         try:
-            for path in files:
-                h.update(f"{path.name}:{path.stat().st_size}\n".encode())
+            sizes = [path.stat().st_size for path in files]
+            if max(sizes) > PROTOBUF_LIMIT:
+                # The loader refuses such a file from its size alone, at once: reading
+                # gigabytes to hash it would cost more than the check.
+                return None
+            for path, size in zip(files, sizes):
+                h.update(f"{path.name}:{size}\n".encode())
                 _hash_file(h, path)
         except OSError:
             return None

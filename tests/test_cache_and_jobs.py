@@ -169,3 +169,17 @@ def test_a_damaged_entry_is_analysed_again(models, tmp_path):
     assert r.cached is False and [d.node for d in r.diagnostics] == ["b1"]
     [r] = runner.run_models(refs, _settings(), cache=Cache(tmp_path / "cache"), jobs=1)
     assert r.cached is True                            # rewritten
+
+
+def test_a_file_over_the_protobuf_limit_is_not_hashed(tmp_path):
+    """The loader refuses a >2 GiB file from its size; the cache must not read it first
+    (a sparse file: no disk used, but hashing its zeros would take seconds)."""
+    from placelint.loaders.read import PROTOBUF_LIMIT
+    big = tmp_path / "huge.pb"
+    with open(big, "wb") as fh:
+        fh.truncate(PROTOBUF_LIMIT + 1)
+    small = tmp_path / "small.pbtxt"
+    write_graph(small, [("a", "/cpu:0")])
+    c = Cache(tmp_path / "cache")
+    assert c.key(discover([big])[0], _settings()) is None
+    assert c.key(discover([small])[0], _settings()) is not None
