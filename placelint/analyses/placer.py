@@ -203,16 +203,18 @@ class _Placer:
         self.members: list[_Member] = []
         self.result = PlacementResult(devices, soft, dict.fromkeys(self.idx))
         self.failed_roots: set[int] = set()
-        self.num_outputs: list[int | None] = []
-        self.num_inputs = [len([e for e in n.in_edges if e.src_slot >= 0]) for n in self.order]
-        self._filtered: dict[tuple, tuple[list[Device], list[Device]]] = {}
-        self._all_devices = list(devices.devices)
-        self._sorted_types: dict[int, tuple[dict, list[tuple[str, int]]]] = {}
+        #: positions of the generator nodes (no data inputs, one non-ref output): they are
+        #: placed in a second pass, after their consumers
+        self.generators: list[int] = []
+        self._filtered: dict[tuple[int, int], tuple[list[Device], list, list[Device]]] = {}
+        self._candidates: dict[tuple[int, int], tuple[DeviceSpec, list, list[Device]]] = {}
 
     # -- union-find ----------------------------------------------------------------
     def find(self, i: int) -> int:
         members = self.members
-        root = i
+        root = members[i].parent
+        if members[root].parent == root:
+            return root         # a root or a root's child: the usual case, nothing to compress
         while members[root].parent != root:
             root = members[root].parent
         while members[i].parent != root:
@@ -221,57 +223,72 @@ class _Placer:
 
     # -- step 1 ----------------------------------------------------------------------
     def initialize_members(self):
-        opdb = self.opdb
-        types = self.device_types
+        # Nodes with the same op and attr signature (the op database's memo key) have the
+        # same kernels: their supported types are computed once and the list is shared.
+        kernels: dict[tuple, tuple] = {}
+        members = self.members
+        unknown_ops = self.result.unknown_ops
         for i, node in enumerate(self.order):
-            info = opdb.op(node.op)
+            op = node.op
+            key = (op, node.op_signature if node.op_signature is not None else
+                   self._signature(node))
+            hit = kernels.get(key)
+            if hit is None:
+                hit = kernels[key] = self._kernel_types(node, key[1])
+            info, supported = hit
             if info is None:
-                # Not a registered op (custom op, or a function call left unexpanded):
-                # TF's SupportedDeviceTypesForNode assumes every device type supports it.
-                supported = [(t, 0) for t in types]
-                self.result.unknown_ops.setdefault(node.op, []).append(node.name)
-                n_out = len(node.output_dtypes) if node.output_dtypes is not None else None
-            else:
-                try:
-                    found = info.supported_device_types(node.attrs, types, node.op_signature)
-                except ValueError:
-                    found = {}
-                supported = self._by_priority(found)
-                if node.op in ("_Arg", "_Retval"):
-                    n_out = 1       # inlined function arguments pass one tensor through
-                elif node.output_dtypes is not None:
-                    n_out = len(node.output_dtypes)
-                else:
-                    n_out = info.num_outputs(node.attrs)
-            self.num_outputs.append(n_out)
+                unknown_ops.setdefault(op, []).append(node.name)
             m = _Member(i, supported)
-            self.members.append(m)
+            members.append(m)
+            # Generators: no data inputs, one output. A ref or DT_RESOURCE one keeps its
+            # requested device as a resource device; any other waits for the second pass.
+            resource_generator = False
+            if not _has_data_input(node) and self._num_outputs(node, info) == 1:
+                t = node.output_dtypes[0] if node.output_dtypes else None
+                if t is None or t <= 100:
+                    self.generators.append(i)
+                resource_generator = t is not None and (t > 100 or t == 20)
             if not supported:
                 self._fail_init(node, i, NO_KERNEL, self._no_kernel_message(node))
                 continue
-            if node.spec is None:
+            spec = node.spec
+            if spec is None:
                 self._fail_init(node, i, MALFORMED,
                                 f"Malformed device specification '{node.device}' in node: "
-                                f"{{name:'{node.name}' op:'{node.op}'}}")
+                                f"{{name:'{node.name}' op:'{op}'}}")
                 continue
-            if not node.spec.is_empty:
-                if self.is_resource_generator(node, i):
-                    m.resource = node.spec
-                m.requested = node.spec
+            if not spec.is_empty:
+                if resource_generator:
+                    m.resource = spec
+                m.requested = spec
 
-    def _by_priority(self, found: dict[str, int]) -> list[tuple[str, int]]:
-        """``found``'s (type, priority) pairs by priority, stable in device-type order.
+    def _signature(self, node: Node) -> tuple | None:
+        """The op database's attr signature of a node the builder did not annotate."""
+        info = self.opdb.op(node.op)
+        return None if info is None else info.signature(node.attrs)
 
-        ``found`` is the op database's memoized answer, shared by every node with the same
-        attrs, so the sorted list is cached by its identity (the entry keeps ``found``
-        alive, so the id cannot be reused). Callers copy-on-write: merges build new lists.
-        """
-        hit = self._sorted_types.get(id(found))
-        if hit is None:
-            pairs = sorted(((t, found[t]) for t in self.device_types if t in found),
-                           key=lambda tp: -tp[1])
-            hit = self._sorted_types[id(found)] = (found, pairs)
-        return hit[1]
+    def _kernel_types(self, node: Node, signature: tuple | None):
+        """(OpInfo or None, [(device type, kernel priority)] by priority, stable in
+        device-type order): TF's ``SupportedDeviceTypesForNode`` + its stable sort."""
+        types = self.device_types
+        info = self.opdb.op(node.op)
+        if info is None:
+            # Not a registered op (custom op, or a function call left unexpanded):
+            # TF's SupportedDeviceTypesForNode assumes every device type supports it.
+            return None, [(t, 0) for t in types]
+        try:
+            found = info.supported_device_types(node.attrs, types, signature)
+        except ValueError:
+            found = {}
+        return info, sorted(((t, found[t]) for t in types if t in found), key=lambda tp: -tp[1])
+
+    @staticmethod
+    def _num_outputs(node: Node, info) -> int | None:
+        if info is not None and node.op in ("_Arg", "_Retval"):
+            return 1        # inlined function arguments pass one tensor through
+        if node.output_dtypes is not None:
+            return len(node.output_dtypes)
+        return None if info is None else info.num_outputs(node.attrs)
 
     def _no_kernel_message(self, node: Node) -> str:
         registered = ", ".join(sorted(self.device_types))
@@ -282,19 +299,6 @@ class _Placer:
     def _fail_init(self, node, i, kind, message):
         self.result.errors.append(PlacerEvent(kind, node.name, message, requested=node.device))
         self.failed_roots.add(i)
-
-    def output_type0(self, node: Node) -> int | None:
-        return node.output_dtypes[0] if node.output_dtypes else None
-
-    def is_resource_generator(self, node: Node, i: int) -> bool:
-        t = self.output_type0(node)
-        return (self.num_inputs[i] == 0 and self.num_outputs[i] == 1 and t is not None
-                and (t > 100 or t == 20))
-
-    def is_generator(self, node: Node, i: int) -> bool:
-        t = self.output_type0(node)
-        return (self.num_inputs[i] == 0 and self.num_outputs[i] == 1
-                and not (t is not None and t > 100))
 
     # -- colocation ------------------------------------------------------------------
     def colocate(self, xi: int, yi: int) -> str | None:
@@ -337,7 +341,8 @@ class _Placer:
             if dst_node.op in exempt:
                 continue
             for e in dst_node.in_edges:
-                if e.control:
+                # most edges carry neither a ref nor a variant: skip them on two field reads
+                if (not e.ref and e.dtype != DT_VARIANT) or e.src_slot < 0:
                     continue
                 src_node = nodes[e.src]
                 if e.dtype == DT_VARIANT:
@@ -411,36 +416,47 @@ class _Placer:
     def filter_supported(self, devices: list[Device], supported: list[tuple[str, int]]) -> list[Device]:
         """``FilterSupportedDevices``: kernel priority, type priority, then name (as strings).
 
-        Cached per device list *object* (``DeviceSet.matching`` returns one list per spec;
-        the entry keeps the list alive, so its id is not reused) and supported types.
+        Cached per device list and supported list *objects* (``DeviceSet.matching`` returns
+        one list per spec; supported lists are shared by nodes with the same kernels and
+        never mutated, merges build new ones). The entry keeps both alive, so their ids
+        are not reused.
         """
-        key = (id(devices), tuple(supported))
+        key = (id(devices), id(supported))
         hit = self._filtered.get(key)
         if hit is None:
             prio = dict(supported)
             picked = [d for d in devices if d.type in prio]
-            hit = self._filtered[key] = (devices, sorted(
+            hit = self._filtered[key] = (devices, supported, sorted(
                 picked, key=lambda d: (-prio[d.type], -device_type_priority(d.type), d.name)))
-        return hit[1]
+        return hit[2]
 
-    def devices_for(self, node: Node, i: int) -> tuple[list[Device] | None, PlacerEvent | None]:
-        root = self.find(i)
-        m = self.members[root]
+    def candidates(self, spec: DeviceSpec, supported: list[tuple[str, int]]) -> list[Device]:
+        """The supported devices matching ``spec``, best first. Cached per spec and supported
+        list *objects* (nodes share both: the builder parses each device string once), so a
+        node costs one lookup on two ids, not a hash of the spec; the entry keeps both alive,
+        so their ids are not reused."""
+        key = (id(spec), id(supported))
+        hit = self._candidates.get(key)
+        if hit is None:
+            hit = self._candidates[key] = (
+                spec, supported, self.filter_supported(self.devices.matching(spec), supported))
+        return hit[2]
+
+    def devices_for(self, node: Node, m: _Member) -> tuple[list[Device] | None, PlacerEvent | None]:
+        """The candidate devices of group ``m`` (``node``'s), or the error TF gives."""
         if m.possible is not None:
             return m.possible, None
-        ds = self.devices
-        if not m.requested.is_empty:
-            devices = self.filter_supported(ds.matching(m.requested), m.supported)
-            if not devices and self.soft:
-                devices = self.soft_candidates(m)
-            if not devices:
-                return None, self.no_device_error(node, m)
-        else:
-            devices = self.filter_supported(self._all_devices, m.supported)
-            if not devices:
+        # an empty request matches every device: the same candidates as no request
+        devices = self.candidates(m.requested, m.supported)
+        if not devices:
+            if m.requested.is_empty:
                 return None, PlacerEvent(NO_KERNEL, node.name,
                                          "Node had no OpKernel registered to support this "
                                          f"operation: Operation was {node.op}", requested=node.device)
+            if self.soft:
+                devices = self.soft_candidates(m)
+            if not devices:
+                return None, self.no_device_error(node, m)
         m.possible = devices
         return devices, None
 
@@ -492,28 +508,16 @@ class _Placer:
         return [n.name for j, n in enumerate(self.order) if self.find(j) == root]
 
     # -- assignment ------------------------------------------------------------------------
-    def assign(self, node: Node, i: int, device: Device):
-        """``AssignAndLog`` + ``Member::AssignDevice``: the whole group is pinned.
-
-        The device is a full name that matched the group's request, so TF's merges
-        (``MergeDevNames`` into assigned, ``MergeOverrideDevNames`` into resource and
-        requested) all come out as exactly that device.
-        """
-        self.result.device[node.name] = device.name
-        m = self.members[self.find(i)]
-        spec = device.spec
-        if m.assigned is _EMPTY or m.assigned != spec:
-            m.assigned = m.resource = m.requested = spec
-            m.possible = None
-
     def place_node(self, node: Node, i: int, second_pass: bool):
-        if self.find(i) in self.failed_roots:
+        root = self.find(i)
+        if root in self.failed_roots:
             return
-        devices, err = self.devices_for(node, i)
+        m = self.members[root]
+        devices, err = self.devices_for(node, m)
         if err is not None:
             err.message = f"Cannot assign a device for operation {node.name}: {err.message}"
             self.result.errors.append(err)
-            self.failed_roots.add(self.find(i))
+            self.failed_roots.add(root)
             return
         chosen = None
         dev_of = self.result.device
@@ -523,19 +527,29 @@ class _Placer:
                 first = dev_of.get(outs[0].dst)
                 if first is not None and all(dev_of.get(e.dst) == first for e in outs):
                     chosen = next((d for d in devices if d.name == first), None)
-        elif node.op in self.metadata_ops or self.identity_follows_input(node):
+        elif node.op in self.metadata_ops or (node.op in self.identity_ops
+                                              and self.identity_follows_input(node)):
             data_in = [e for e in node.in_edges if not e.control] or node.in_edges
             if data_in:
                 src_dev = dev_of.get(data_in[0].src)
                 chosen = next((d for d in devices if d.name == src_dev), None)
-        self.assign(node, i, chosen or devices[0])
+        device = chosen or devices[0]
+        # ``AssignAndLog`` + ``Member::AssignDevice``: the whole group is pinned. The device
+        # is a full name that matched the group's request, so TF's merges (``MergeDevNames``
+        # into assigned, ``MergeOverrideDevNames`` into resource and requested) all come out
+        # as exactly that device.
+        dev_of[node.name] = device.name
+        spec = device.spec
+        if m.assigned is _EMPTY or m.assigned != spec:
+            m.assigned = m.resource = m.requested = spec
+            m.possible = None
 
     def identity_follows_input(self, node: Node) -> bool:
         """placer.cc ``MatchIdentityOperation``: an Identity with no device request, one
         in-edge and one out-edge (control edges count; no out-edge means the implicit
         edge to the sink, whose request is empty) follows its input when its input and
         its consumer request the same device string."""
-        if node.op not in self.identity_ops or node.device or len(node.in_edges) != 1:
+        if node.device or len(node.in_edges) != 1:     # (the caller checked the op)
             return False
         if len(node.out_edges) > 1:
             return False
@@ -550,17 +564,28 @@ class _Placer:
         self.initialize_members()
         self.colocate_ref_edges()
         self.colocate_class_groups()
-        second = []
+        generators = set(self.generators)
         for i, node in enumerate(self.order):
-            if self.is_generator(node, i):
-                second.append((i, node))
-                continue
-            self.place_node(node, i, False)
-        for i, node in second:
-            self.place_node(node, i, True)
-        find, order = self.find, self.order
-        self.result.group_of = dict(zip(self.idx, [order[find(i)].name for i in range(len(order))]))
+            if i not in generators:
+                self.place_node(node, i, False)
+        for i in self.generators:
+            self.place_node(self.order[i], i, True)
+        # each node's group root: after the passes above (path compression) a parent is
+        # almost always the root itself, so ``find`` is called only for the rest
+        find, members = self.find, self.members
+        names = [n.name for n in self.order]
+        roots = [m.parent if members[m.parent].parent == m.parent else find(i)
+                 for i, m in enumerate(members)]
+        self.result.group_of = dict(zip(names, [names[r] for r in roots]))
         return self.result
+
+
+def _has_data_input(node: Node) -> bool:
+    # a loop that stops at the first data edge (in_edges list data edges first)
+    for e in node.in_edges:
+        if e.src_slot >= 0:
+            return True
+    return False
 
 
 def _class_groups(node: Node) -> list[str]:
