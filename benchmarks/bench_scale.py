@@ -118,7 +118,9 @@ def child_placelint(path: Path, devices: int, dot: bool) -> dict:
     for t in ctx.transfers:
         h.update(json.dumps(t.to_json(), sort_keys=True).encode())
     par = ctx.parallelism
-    h.update(json.dumps(par.to_json(), sort_keys=True).encode())
+    par_json = par.to_json()
+    par_json.pop("model", None)     # the file's path: a temporary directory unless --keep
+    h.update(json.dumps(par_json, sort_keys=True).encode())
     for d in diags:
         h.update(f"{d.code} {d.node} {d.message}\n".encode())
     fingerprint = {"nodes": len(model.graph), "placed": sum(v is not None for v in placement.values()),
