@@ -344,18 +344,18 @@ class OpInfo:
         """The values of the attrs that decide every answer below: the memo key. Callers
         that ask several questions about the same, unchanged attrs can pass it back as
         ``signature=`` and skip recomputing it."""
-        return self._signature(attrs)
-
-    def _signature(self, attrs: AttrMap | None) -> tuple:
         # A memo key only, so plain (non-deterministic) serialization is enough and costs
         # half: equal values serialized in another map order merely miss the memo, and
-        # two different values never serialize to the same bytes.
-        if not attrs:
+        # two different values never serialize to the same bytes. (An empty map gives
+        # all-None: no emptiness test, which costs a protobuf map a size call per node.)
+        if attrs is None:
             return ()
         key = []        # a loop: cheaper than a comprehension for two or three attrs
         for k in self._sig_attrs:
             key.append(attrs[k].SerializeToString() if k in attrs else None)
         return tuple(key)
+
+    _signature = signature      # the name the memoized methods below call
 
     def _memoized(self, what: str, attrs: AttrMap | None, extra, compute, signature=None):
         key = (what, self._signature(attrs) if signature is None else signature, extra)

@@ -31,12 +31,13 @@ def model_from_raw(raw) -> Model:
         graph = prune_to(graph, keep)
     lines = raw.node_lines
     dbg = raw.debug_info
-    for node in graph:
-        if not node.function and node.name in lines:
-            node.file_line = lines[node.name]
-        if dbg is not None:
-            original = node.name[len(node.call_site) + 1:] if node.function else node.name
-            node.location = dbg.location(original, node.function)
+    if lines or dbg is not None:    # else (a binary graph without debug info): no pass
+        for node in graph:
+            if not node.function and node.name in lines:
+                node.file_line = lines[node.name]
+            if dbg is not None:
+                original = node.name[len(node.call_site) + 1:] if node.function else node.name
+                node.location = dbg.location(original, node.function)
     return Model(path=str(raw.ref.path), file=str(raw.file), format=raw.format,
                  entry=raw.entry, graph=graph, diagnostics=diags)
 

@@ -21,11 +21,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..diagnostics import Diagnostic, Severity, list_names
-from ..opdb import get_opdb
+from ..opdb import OpInfo, get_opdb
 from ..proto import AttrValue, GraphDef, NodeDef
-from .devices import parse_device
+from .devices import DeviceSpec, parse_device
 from .graph import Edge, Graph, Node
-from .shapes import static_output_shapes
+from .shapes import SHAPE_ATTR_OPS, static_output_shapes
 from .validate import validate
 
 DT_RESOURCE = 20
@@ -107,11 +107,22 @@ class _Builder:
         self._duplicates: set[str] = set()
         # expanded body node name -> its NodeDef (to resolve ``node:out_arg:idx`` inputs)
         self._body_nodedefs: dict[str, NodeDef] = {}
+        # device string -> parse_device(device): models repeat a handful of device strings,
+        # and a dict hit is cheaper than the lru_cache call (DeviceSpec is immutable)
+        self._specs: dict[str, DeviceSpec | None] = {}
+
+    def _spec(self, device: str) -> DeviceSpec | None:
+        try:
+            return self._specs[device]
+        except KeyError:
+            spec = self._specs[device] = parse_device(device)
+            return spec
 
     # -- nodes -------------------------------------------------------------------
     def add_nodedef(self, nd: NodeDef, *, name: str, device: str, function: str, call_site: str,
                     loop: str, resolve, stack: tuple[str, ...]):
-        if name in self.graph.nodes:
+        nodes = self.graph.nodes
+        if name in nodes:
             if name in self._duplicates:
                 return
             self._duplicates.add(name)
@@ -120,7 +131,7 @@ class _Builder:
                                     f"name is analysed (TensorFlow: \"Node '{name}' is not "
                                     "unique\")", node=name))
             return
-        if len(self.graph.nodes) >= MAX_EXPANDED_NODES:
+        if len(nodes) >= MAX_EXPANDED_NODES:
             if not self.budget_exhausted:
                 self.budget_exhausted = True
                 self.diags.append(_diag("PL002", "unsupported-format",
@@ -132,10 +143,16 @@ class _Builder:
             fname = self._called_function(nd)
             if self._expand_call(nd, name, fname, device, function, call_site, loop, resolve, stack):
                 return
-        node = self.graph.add_node(Node(
-            name=name, op=op, device=device, spec=parse_device(device), attrs=nd.attr,
-            function=function, call_site=call_site, loop=loop))
-        self._add_inputs(node, nd.input, resolve)
+        # positional, then three stores: keyword arguments make the dataclass __init__
+        # about twice as slow, and this runs once per node
+        node = Node(name, op, device, self._spec(device), nd.attr)
+        node.function, node.call_site, node.loop = function, call_site, loop
+        # straight into the dict: Graph.add_node only resets caches a graph being built
+        # does not have yet
+        nodes[name] = node
+        inputs = nd.input[:]    # one list of str: cheaper than iterating the protobuf field
+        if inputs:
+            self._add_inputs(node, inputs, resolve)
         if op in CONTROL_FLOW_FUNCS:
             self._attach_bodies(nd, node, device, function, loop, resolve, stack)
 
@@ -150,21 +167,43 @@ class _Builder:
         slot = 0
         seen_control = 0
         pending, name = self.pending, node.name
+        nodes, alias, control_alias = self.graph.nodes, self.alias, self.control_alias
+        in_edges = node.in_edges
+        top_level = resolve is _top_resolve
         for ref in inputs:
-            src, src_slot, text = resolve(ref)
+            if top_level and ref and ref[0] != "^" and ":" not in ref:
+                src, src_slot, text = ref, 0, ref   # _top_resolve's usual case, without a call
+            else:
+                src, src_slot, text = resolve(ref)
             if src_slot == -1:
                 seen_control = seen_control or 1
-                pending.append((src, -1, name, -1, text))
-                continue
-            if seen_control == 1:
-                seen_control = 2   # once per node
-                self.diags.append(_diag("PL005", "invalid-graph",
-                                        f"node '{node.name}' lists data input '{text}' after a "
-                                        f"control input (TensorFlow: \"Node '{node.name}': Control "
-                                        "dependencies must come after regular dependencies\")",
-                                        node=node.name))
-            pending.append((src, src_slot, name, slot, text))
-            slot += 1
+                dst_slot = -1
+                direct = src not in control_alias
+            else:
+                if seen_control == 1:
+                    seen_control = 2   # once per node
+                    self.diags.append(_diag("PL005", "invalid-graph",
+                                            f"node '{node.name}' lists data input '{text}' after "
+                                            f"a control input (TensorFlow: \"Node '{node.name}': "
+                                            "Control dependencies must come after regular "
+                                            "dependencies\")", node=node.name))
+                dst_slot = slot
+                slot += 1
+                direct = src_slot >= 0 and (not alias or (src, src_slot) not in alias)
+            # The edge is made now when ``finish`` would make exactly it, in the same order:
+            # nothing is pending before it, its source exists (and then can no longer
+            # become an expanded call: a call is expanded only under a name not yet in the
+            # graph) and no alias redirects it. Otherwise it waits for ``finish``. An edge
+            # made here goes from an older node to the newest one: forward (see finish).
+            source = nodes.get(src) if direct and not pending else None
+            if source is not None and source is not node:     # (a self-loop waits too)
+                # the source's own name string (equal to ``src``): later look-ups of
+                # ``e.src`` in ``graph.nodes`` then match the key by identity
+                edge = Edge(source.name, src_slot, name, dst_slot)
+                source.out_edges.append(edge)
+                in_edges.append(edge)
+            else:
+                pending.append((src, src_slot, name, dst_slot, text))
 
     # -- functions ---------------------------------------------------------------
     def _expand_call(self, nd, name, fname, device, function, call_site, loop, resolve, stack) -> bool:
@@ -342,6 +381,9 @@ class _Builder:
 
     # -- edges -------------------------------------------------------------------
     def finish(self) -> BuildResult:
+        if not self.pending:
+            # every edge was made by _add_inputs, each from an older node to a newer one
+            self.graph.note_edges_point_forward()
         nodes = self.graph.nodes
         add_edge = self.graph.add_edge
         alias, control_alias = self.alias, self.control_alias
@@ -379,36 +421,50 @@ class _Builder:
         return BuildResult(self.graph, self.diags, self.alias)
 
     def _type_edges(self):
-        opdb = self.opdb
+        op_info = self.opdb.op
+        infos: dict[str, OpInfo | None] = {}     # op -> op_info(op), without the call
         nodes = self.graph.nodes
         input_types = self.input_types
         for node in nodes.values():
-            info = opdb.op(node.op)
+            op, attrs = node.op, node.attrs
+            try:
+                info = infos[op]
+            except KeyError:
+                info = infos[op] = op_info(op)
             own_types = node.name in input_types
+            types = input_types[node.name] if own_types else None
             if info is not None:
-                node.op_signature = info.signature(node.attrs)
-            if info is not None and (node.output_dtypes is None or not own_types):
-                in_types, out_types = info.io_types(node.attrs, node.op_signature)
-                if node.output_dtypes is None:
-                    node.output_dtypes = out_types
-            if node.output_shapes is None:
+                signature = node.op_signature = info.signature(attrs)
+                if node.output_dtypes is None or not own_types:
+                    in_types, out_types = info.io_types(attrs, signature)
+                    if node.output_dtypes is None:
+                        node.output_dtypes = out_types
+                    if not own_types:
+                        types = in_types
+            # (the test spares most nodes the call: they state no shape)
+            if node.output_shapes is None and ("_output_shapes" in attrs or op in SHAPE_ATTR_OPS):
                 node.output_shapes = static_output_shapes(node)
-            types = input_types[node.name] if own_types else (
-                in_types if info is not None else None)
-            bad: list[Edge] = []
+            bad: list[Edge] | None = None
             for e in node.in_edges:
-                if e.src_slot < 0:      # control edge
+                src_slot = e.src_slot
+                if src_slot < 0:        # control edge
                     continue
                 src = nodes[e.src]
-                n_out = len(src.output_dtypes) if src.output_dtypes is not None else None
-                if n_out is not None and e.src_slot >= n_out and src.op not in ("_Arg",):
+                src_types = src.output_dtypes
+                if src_types is not None and src_slot >= len(src_types) and src.op != "_Arg":
+                    if bad is None:
+                        bad = []
                     bad.append(e)
-                if types is not None and e.dst_slot < len(types):
-                    e.dtype = types[e.dst_slot]
-                elif src.output_dtypes is not None and e.src_slot < len(src.output_dtypes):
-                    e.dtype = src.output_dtypes[e.src_slot]
-                if e.dtype is not None:
-                    e.ref = e.dtype == DT_RESOURCE or e.dtype > 100
+                dst_slot = e.dst_slot
+                if types is not None and dst_slot < len(types):
+                    dtype = types[dst_slot]
+                elif src_types is not None and src_slot < len(src_types):
+                    dtype = src_types[src_slot]
+                else:
+                    continue
+                if dtype is not None:
+                    e.dtype = dtype
+                    e.ref = dtype == DT_RESOURCE or dtype > 100
             if bad:
                 e, src = bad[0], self.graph.nodes[bad[0].src]
                 n_out = len(src.output_dtypes or ())
@@ -450,17 +506,19 @@ def _attr_type(nd: NodeDef, attr: str) -> int | None:
     return None
 
 
+def _top_resolve(ref: str):
+    """An input of a top-level node: (source node, output slot, the input as written)."""
+    if ref and ref[0] != "^" and ":" not in ref:    # the usual case: a node name
+        return ref, 0, ref
+    src, slot = parse_input(ref)
+    return src, slot, ref
+
+
 def build_graph(graph_def: GraphDef, *, name: str = "") -> BuildResult:
     """Build the analysed graph from a GraphDef, expanding its function library."""
     b = _Builder(graph_def, name)
 
-    def top_resolve(ref: str):
-        if ref and ref[0] != "^" and ":" not in ref:    # the usual case: a node name
-            return ref, 0, ref
-        src, slot = parse_input(ref)
-        return src, slot, ref
-
     for nd in graph_def.node:
         b.add_nodedef(nd, name=nd.name, device=nd.device, function="", call_site="", loop="",
-                      resolve=top_resolve, stack=())
+                      resolve=_top_resolve, stack=())
     return b.finish()

@@ -138,6 +138,13 @@ class Graph:
                                 for e in node.in_edges)
         return self._forward
 
+    def note_edges_point_forward(self) -> None:
+        """Record that every edge goes from a node to a later one, for a builder that
+        knows it (it added each edge from an existing node to the node it had just added),
+        which spares ``edges_point_forward`` its pass over the edges. Adding a node or an
+        edge afterwards clears it, as it clears the computed answer."""
+        self._forward = True
+
     def edges(self) -> Iterator[Edge]:
         for node in self.nodes.values():
             yield from node.in_edges

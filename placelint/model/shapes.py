@@ -50,14 +50,21 @@ def num_elements(shape: Shape | None) -> int | None:
     return n
 
 
+CONST_OPS = ("Const", "HostConst")                                  #: shape in ``value``
+PLACEHOLDER_OPS = ("Placeholder", "PlaceholderV2", "PlaceholderWithDefault")  #: in ``shape``
+#: Ops whose output shape an attr other than ``_output_shapes`` may state.
+SHAPE_ATTR_OPS = frozenset(CONST_OPS + PLACEHOLDER_OPS)
+
+
 def static_output_shapes(node: Node) -> list[Shape | None] | None:
+    """The output shapes the model states for ``node`` (``None``: it states none)."""
     attrs = node.attrs
     if "_output_shapes" in attrs:
         shapes = [shape_from_proto(s) for s in attrs["_output_shapes"].list.shape]
         if shapes:
             return shapes
-    if node.op in ("Const", "HostConst") and "value" in attrs:
+    if node.op in CONST_OPS and "value" in attrs:
         return [shape_from_proto(attrs["value"].tensor.tensor_shape)]
-    if node.op in ("Placeholder", "PlaceholderV2", "PlaceholderWithDefault") and "shape" in attrs:
+    if node.op in PLACEHOLDER_OPS and "shape" in attrs:
         return [shape_from_proto(attrs["shape"].shape)]
     return None
