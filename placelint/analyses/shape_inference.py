@@ -85,6 +85,25 @@ class ShapeInfo:
         s, d = shapes.get(node.name), dtypes.get(node.name)
         return (tuple(ins), None if s is None else tuple(s), None if d is None else tuple(d))
 
+    def input_shapes(self, node: Node) -> list[Shape | None]:
+        """Shapes of ``node``'s data inputs by input slot (``shape()`` of each input edge's
+        source; None for an unknown shape or a slot without an edge). The cost formulas
+        read it for every expensive op: the lookups are written out."""
+        shapes = self._shapes
+        ins: list[Shape | None] = []
+        for e in node.in_edges:
+            slot = e.src_slot
+            if slot >= 0:
+                outs = shapes.get(e.src)
+                shape = outs[slot] if outs is not None and slot < len(outs) else None
+                if e.dst_slot == len(ins):      # the usual case: data edges in slot order
+                    ins.append(shape)
+                    continue
+                while len(ins) <= e.dst_slot:
+                    ins.append(None)
+                ins[e.dst_slot] = shape
+        return ins
+
     def tensor(self, node, slot: int = 0) -> tuple[Shape | None, int | None]:
         """``(shape(node, slot), dtype(node, slot))``."""
         name = node if node.__class__ is str else node.name
@@ -190,7 +209,7 @@ def _window(size: int, k: int, stride: int, dilation: int, padding: str,
 
 
 def _attr(node: Node, key: str):
-    return node.attrs[key] if key in node.attrs else None
+    return node.attrs.get(key)     # one lookup (protobuf maps have get() too)
 
 
 def _attr_b(node: Node, key: str, default: bool = False) -> bool:
@@ -283,6 +302,9 @@ class _Inferencer:
         #: (node, slot) -> (shape, dtype) of the variable a resource handle refers to
         self.handles: dict[tuple[str, int], tuple[Shape | None, int | None]] = {}
         self.merge_override: dict[str, Shape | None] = {}
+        self._attr_shapes: dict[bytes, Shape | None] = {}
+        self._base_dtypes: dict[tuple, list[int | None]] = {}
+        self.merges: list[Node] | None = None     #: the Merge nodes, found on the first pass
         table = cost_table()
         self.arity = {op: arity for op, (arity, _) in table.elementwise.items()}
         self.reductions = frozenset(table.reductions) - {"ArgMax", "ArgMin"}
@@ -300,6 +322,20 @@ class _Inferencer:
         """(shape, dtype) of the variable a resource input refers to."""
         return None if edge is None else self.handles.get((edge.src, edge.src_slot))
 
+    def attr_shape(self, node: Node, key: str) -> Shape | None:
+        """``_attr_shape``, memoized on the attr's serialized bytes: every variable has a
+        shape attr, a model's variables share few shapes, and serializing the attr costs a
+        third of reading the protobuf shape dim by dim."""
+        a = node.attrs.get(key)
+        if a is None:
+            return None
+        raw = a.SerializeToString()
+        memo = self._attr_shapes
+        if raw in memo:
+            return memo[raw]
+        shape = memo[raw] = _attr_shape(node, key)
+        return shape
+
     def run(self, order: Iterable[Node]) -> bool:
         """One pass in topological order; True when a loop Merge had to be relaxed."""
         relaxed = False
@@ -307,8 +343,10 @@ class _Inferencer:
         handlers, value_ops, source_value_ops = HANDLERS, VALUE_OPS, SOURCE_VALUE_OPS
         arity, reductions, merge_override = self.arity, self.reductions, self.merge_override
         first_pass = not dtypes
+        ref_offset = _dt.REF_OFFSET
         for node in order:
             op = node.op
+            name = node.name
             ins: list[Shape | None] = []
             srcs: list[Edge | None] = []
             for e in node.in_edges:
@@ -327,8 +365,8 @@ class _Inferencer:
                     ins[e.dst_slot] = shape
                     srcs[e.dst_slot] = e
             od = node.output_dtypes
-            n_out = len(od) if od is not None else (
-                len(node.output_shapes) if node.output_shapes is not None else 1)
+            recorded = node.output_shapes
+            n_out = len(od) if od is not None else (len(recorded) if recorded is not None else 1)
             handler = handlers.get(op)
             out: list[Shape | None] | None = None
             if handler is not None:
@@ -344,32 +382,39 @@ class _Inferencer:
                     out = [broadcast(broadcast(ins[0], ins[1]), ins[2])]
             elif op in reductions:
                 out = _reduction(self, node, ins, srcs)
-            if merge_override and (op == "Merge" or op == "RefMerge") and node.name in merge_override:
-                out = [merge_override[node.name], ()]
+            if merge_override and (op == "Merge" or op == "RefMerge") and name in merge_override:
+                out = [merge_override[name], ()]
             if out is None:
                 out = [None] * n_out
             elif len(out) < n_out:
                 out = list(out) + [None] * (n_out - len(out))
-            recorded = node.output_shapes
             if recorded:
                 out = [refine(recorded[i] if i < len(recorded) else None, sh) for i, sh in enumerate(out)]
-            shapes[node.name] = out
+            shapes[name] = out
             if first_pass:
-                dtypes[node.name] = self._dtypes(node, srcs, n_out)
+                # the usual case inline: one output of a non-ref dtype, the node's own list
+                # (shared, not copied: read only)
+                dtypes[name] = od if od is not None and len(od) == 1 and 0 < od[0] <= ref_offset \
+                    else self._dtypes(node, srcs, n_out)
             if op in value_ops:
-                if op in source_value_ops or any(
-                        e is not None and (e.src, e.src_slot) in values for e in srcs):
+                if op in source_value_ops:
                     value_ops[op](self, node, ins, srcs)
-                elif not first_pass:
-                    values.pop((node.name, 0), None)  # an input lost its value in this pass
+                elif values:    # (none yet: no input can have one, and nothing to pop)
+                    for e in srcs:
+                        if e is not None and (e.src, e.src_slot) in values:
+                            value_ops[op](self, node, ins, srcs)
+                            break
+                    else:
+                        if not first_pass:
+                            values.pop((name, 0), None)  # an input lost its value in this pass
             if handles and srcs and op in HANDLE_PASS and srcs[0] is not None \
                     and (h := handles.get((srcs[0].src, srcs[0].src_slot))) is not None:
                 for slot in range(max(1, n_out)):
-                    handles[(node.name, slot)] = h
+                    handles[(name, slot)] = h
         # Loop merges: compare with the NextIteration inputs computed later in the pass.
-        for node in self.graph.nodes.values():
-            if node.op not in ("Merge", "RefMerge"):
-                continue
+        if self.merges is None:
+            self.merges = [node for node in self.graph.nodes.values() if node.op in ("Merge", "RefMerge")]
+        for node in self.merges:
             back = [e for e in node.in_edges if e.src_slot >= 0
                     and self.graph.nodes[e.src].op in BACK_EDGE_SOURCES]
             if not back:
@@ -388,7 +433,11 @@ class _Inferencer:
         if od is not None:
             if not od or (min(od) > 0 and max(od) <= _dt.REF_OFFSET):
                 return od  # shared, not copied: read only
-            return [_dt.base_type(t) if t else None for t in od]
+            key = tuple(od)     # ref types: every variable has one, converted once per kind
+            base = self._base_dtypes.get(key)
+            if base is None:
+                base = self._base_dtypes[key] = [_dt.base_type(t) if t else None for t in od]
+            return base     # shared too: read only
         # _Arg/_Retval and unknown ops: pass the input dtype through where it is 1:1.
         if srcs and srcs[0] is not None and n_out == 1:
             src_types = self.dtypes.get(srcs[0].src)
@@ -399,8 +448,11 @@ class _Inferencer:
 
 def infer_shapes(graph: Graph) -> ShapeInfo:
     """Propagate static shapes through ``graph`` (see the module docstring)."""
-    dag = index_graph(graph)
-    order = [dag.nodes[i] for i in dag.order.tolist()]
+    if graph.edges_point_forward():     # cached by validation: graph order is topological
+        order = list(graph.nodes.values())
+    else:
+        dag = index_graph(graph)
+        order = [dag.nodes[i] for i in dag.order.tolist()]
     inf = _Inferencer(graph)
     for _ in range(MAX_PASSES):
         if not inf.run(order):
@@ -446,8 +498,7 @@ def _with_attr_shape(inf, node, ins, srcs):
 
 
 def _variable(inf, node, ins, srcs):
-    shape = _attr_shape(node, "shape")
-    return [shape]
+    return [inf.attr_shape(node, "shape")]
 
 
 def _var_handle(inf, node, ins, srcs):
