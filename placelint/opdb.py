@@ -344,15 +344,23 @@ class OpInfo:
         """The values of the attrs that decide every answer below: the memo key. Callers
         that ask several questions about the same, unchanged attrs can pass it back as
         ``signature=`` and skip recomputing it."""
-        # A memo key only, so plain (non-deterministic) serialization is enough and costs
-        # half: equal values serialized in another map order merely miss the memo, and
-        # two different values never serialize to the same bytes. (An empty map gives
-        # all-None: no emptiness test, which costs a protobuf map a size call per node.)
+        # A memo key only. A value is its ``type`` when that is non-zero: every AttrValue
+        # field is in the ``value`` oneof, so a non-zero ``type`` is the whole value, and
+        # reading it costs a third of serializing (most signature attrs are dtypes).
+        # Anything else is its bytes; plain (non-deterministic) serialization is enough
+        # and costs half: equal values serialized in another map order merely miss the
+        # memo, and two different values never serialize to the same bytes (nor to an
+        # int). An empty map gives all-None: no emptiness test, which costs a protobuf
+        # map a size call per node.
         if attrs is None:
             return ()
         key = []        # a loop: cheaper than a comprehension for two or three attrs
         for k in self._sig_attrs:
-            key.append(attrs[k].SerializeToString() if k in attrs else None)
+            if k in attrs:
+                value = attrs[k]
+                key.append(value.type or value.SerializeToString())
+            else:
+                key.append(None)
         return tuple(key)
 
     _signature = signature      # the name the memoized methods below call
