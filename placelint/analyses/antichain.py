@@ -36,7 +36,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["Antichain", "max_antichain"]
+__all__ = ["Antichain", "antichain_width", "max_antichain"]
 
 #: Largest flow network (vertices: nodes + members + 2) solved without scipy.
 SMALL_NETWORK = 4000
@@ -58,44 +58,73 @@ def max_antichain(n: int, src: np.ndarray, dst: np.ndarray, members: np.ndarray)
     k = int(member_idx.size)
     if k <= 1:
         return Antichain(k, member_idx.astype(np.int64))
-    src = np.asarray(src, dtype=np.int64)
-    dst = np.asarray(dst, dtype=np.int64)
-
-    # Vertex ids: node v is v (its "in" side); members get an extra "out" vertex n + rank.
-    out_id = np.arange(n, dtype=np.int64)
-    out_id[member_idx] = n + np.arange(k, dtype=np.int64)
-    s, t = n + k, n + k + 1
-    n_vertices = n + k + 2
-    big = k + 1  # > any flow value: effectively unbounded
-
-    # DAG edges u_out -> v_in, deduplicated (parallel arcs would sum capacities).
-    e_u = out_id[src]
-    e_v = dst
-    if e_u.size:
-        key = np.sort(e_u * n_vertices + e_v)
-        key = key[np.concatenate(([True], key[1:] != key[:-1]))]
-        e_u, e_v = key // n_vertices, key % n_vertices
-    rows = np.concatenate([e_u, member_idx, np.full(k, t, np.int64), member_idx])
-    cols = np.concatenate([e_v, out_id[member_idx], out_id[member_idx], np.full(k, s, np.int64)])
-    caps = np.concatenate([
-        np.full(e_u.size, big, np.int32),   # u_out -> v_in
-        np.full(k, big, np.int32),          # v_in -> v_out (residual of the lower-bounded arc)
-        np.ones(k, np.int32),               # t -> v_out (undo one unit leaving v to t)
-        np.ones(k, np.int32),               # v_in -> s  (undo one unit entering v from s)
-    ])
-    if n_vertices <= SMALL_NETWORK:
-        flow, reached_list = _small_max_flow(n_vertices, rows.tolist(), cols.tolist(),
-                                             caps.tolist(), t, s)
+    net = _Network(n, src, dst, member_idx)
+    if net.size <= SMALL_NETWORK:
+        flow, reached_list = _small_max_flow(net.size, net.rows.tolist(), net.cols.tolist(),
+                                             net.caps.tolist(), net.t, net.s)
         width = k - flow
-        reached = np.zeros(n_vertices, dtype=bool)
+        reached = np.zeros(net.size, dtype=bool)
         reached[reached_list] = True
     else:
-        width, reached = _scipy_max_flow(n_vertices, rows, cols, caps, t, s, k)
+        width, reached = _scipy_max_flow(net.size, net.rows, net.cols, net.caps, net.t, net.s, k)
+    out_id = net.out_id
     chosen = member_idx[reached[out_id[member_idx]] & ~reached[member_idx]]
     if chosen.size != width:  # cannot happen for a DAG; guards against cyclic input
         raise ValueError(f"antichain extraction found {chosen.size} nodes for width {width}; "
                          "are the edges acyclic?")
     return Antichain(width, np.sort(chosen))
+
+
+def antichain_width(n: int, src: np.ndarray, dst: np.ndarray, members: np.ndarray) -> int:
+    """``max_antichain(n, src, dst, members).width``, without finding the antichain (which
+    takes a residual network and a search through it, about a third of the work). The
+    edges must be acyclic: without the extraction nothing checks it."""
+    member_idx = np.flatnonzero(np.asarray(members, dtype=bool))
+    k = int(member_idx.size)
+    if k <= 1:
+        return k
+    net = _Network(n, src, dst, member_idx)
+    if net.size <= SMALL_NETWORK:
+        return k - _small_max_flow(net.size, net.rows.tolist(), net.cols.tolist(), net.caps.tolist(),
+                                   net.t, net.s)[0]
+    from scipy.sparse import csr_array
+    from scipy.sparse.csgraph import maximum_flow
+
+    cap = csr_array((net.caps, (net.rows, net.cols)), shape=(net.size, net.size))
+    cap.sum_duplicates()
+    return k - int(maximum_flow(cap, net.t, net.s, method="dinic").flow_value)
+
+
+class _Network:
+    """The residual network of the feasible flow (see the module docstring), as arcs."""
+
+    def __init__(self, n: int, src: np.ndarray, dst: np.ndarray, member_idx: np.ndarray):
+        src = np.asarray(src, dtype=np.int64)
+        dst = np.asarray(dst, dtype=np.int64)
+        k = int(member_idx.size)
+        # Vertex ids: node v is v (its "in" side); members get an extra "out" vertex n + rank.
+        out_id = np.arange(n, dtype=np.int64)
+        out_id[member_idx] = n + np.arange(k, dtype=np.int64)
+        s, t = n + k, n + k + 1
+        n_vertices = n + k + 2
+        big = k + 1  # > any flow value: effectively unbounded
+
+        # DAG edges u_out -> v_in, deduplicated (parallel arcs would sum capacities).
+        e_u = out_id[src]
+        e_v = dst
+        if e_u.size:
+            key = np.sort(e_u * n_vertices + e_v)
+            key = key[np.concatenate(([True], key[1:] != key[:-1]))]
+            e_u, e_v = key // n_vertices, key % n_vertices
+        self.rows = np.concatenate([e_u, member_idx, np.full(k, t, np.int64), member_idx])
+        self.cols = np.concatenate([e_v, out_id[member_idx], out_id[member_idx], np.full(k, s, np.int64)])
+        self.caps = np.concatenate([
+            np.full(e_u.size, big, np.int32),   # u_out -> v_in
+            np.full(k, big, np.int32),          # v_in -> v_out (residual of the lower-bounded arc)
+            np.ones(k, np.int32),               # t -> v_out (undo one unit leaving v to t)
+            np.ones(k, np.int32),               # v_in -> s  (undo one unit entering v from s)
+        ])
+        self.out_id, self.s, self.t, self.size = out_id, s, t, n_vertices
 
 
 def _scipy_max_flow(n_vertices, rows, cols, caps, t, s, k) -> tuple[int, np.ndarray]:

@@ -23,7 +23,7 @@ from ..model.graph import Node
 from .op_tables import cost_table
 from .shape_inference import Shape, ShapeInfo, num_elements
 
-__all__ = ["OpCost", "op_cost", "UNIT"]
+__all__ = ["OpCost", "cost_key", "op_cost", "UNIT"]
 
 UNIT = 1
 OPS_PER_MAC = 2  # kOpsPerMac
@@ -42,17 +42,17 @@ def _unknown(formula: str) -> OpCost:
 
 def _inputs(node: Node, shapes: ShapeInfo) -> list[Shape | None]:
     """Input shapes by input slot."""
-    ins: list[Shape | None] = []
-    for e in node.in_edges:
-        if e.src_slot >= 0:
-            while len(ins) <= e.dst_slot:
-                ins.append(None)
-            ins[e.dst_slot] = shapes.shape(e.src, e.src_slot)
-    return ins
+    return shapes.input_shapes(node)
 
 
 def _known(*shapes: Shape | None) -> bool:
-    return all(s is not None and all(d >= 0 for d in s) for s in shapes)
+    for s in shapes:    # loops, not all(...) of generators: called for every formula op
+        if s is None:
+            return False
+        for d in s:
+            if d < 0:
+                return False
+    return True
 
 
 def _nchw(node: Node) -> bool:
@@ -67,7 +67,8 @@ def _nhwc(node: Node, shape: Shape) -> tuple[int, int, int, int]:
 
 
 def _attr_b(node: Node, key: str, default: bool) -> bool:
-    return bool(node.attrs[key].b) if key in node.attrs else default
+    a = node.attrs.get(key)
+    return default if a is None else bool(a.b)
 
 
 def _window(node: Node, key: str) -> tuple[int, int]:
@@ -82,9 +83,9 @@ def _window(node: Node, key: str) -> tuple[int, int]:
 def op_cost(node: Node, shapes: ShapeInfo) -> OpCost:
     """Grappler's op count for ``node`` (see the module docstring)."""
     op = node.op
-    fn = _FORMULAS.get(op)
-    if fn is not None:
-        return fn(node, shapes, _inputs(node, shapes))
+    formula = _FORMULAS.get(op)
+    if formula is not None:
+        return formula[0](node, shapes, _inputs(node, shapes))
     table = cost_table()
     ins = _inputs(node, shapes)
     out = shapes.shape(node, 0)
@@ -215,22 +216,43 @@ def _linalg(node, shapes, ins):
     return OpCost(prod(x[:-2]) * max(x[-2:]) ** 3, True, "linalg")
 
 
-_FORMULAS: dict = {}
-for _ops, _fn in (("MatMul _FusedMatMul SparseMatMul", _matmul),
-                  ("BatchMatMul BatchMatMulV2 BatchMatMulV3", _batch_matmul),
-                  ("Conv2D _FusedConv2D DepthwiseConv2dNative", _conv2d),
-                  ("Conv2DBackpropInput Conv2DBackpropFilter DepthwiseConv2dNativeBackpropInput "
-                   "DepthwiseConv2dNativeBackpropFilter", _conv2d_backprop),
-                  ("MaxPool MaxPoolV2 AvgPool", _pool),
-                  ("FusedBatchNorm FusedBatchNormV2 FusedBatchNormV3", _batch_norm),
-                  ("Softmax LogSoftmax", _softmax),
-                  ("AddN", _add_n),
-                  ("Einsum", _einsum),
-                  ("MatrixInverse Cholesky MatrixDeterminant LogMatrixDeterminant MatrixSolve "
-                   "MatrixSolveLs Qr Svd SelfAdjointEigV2 MatrixExponential MatrixLogarithm Lu", _linalg)):
+#: op -> (formula, the attrs the formula reads). Attrs are listed beside each formula
+#: because ``cost_key`` puts their values in the key under which callers share a cost:
+#: a formula that starts reading another attr must list it here.
+_FORMULAS: dict[str, tuple] = {}
+for _ops, _fn, _attrs in (
+        ("MatMul _FusedMatMul SparseMatMul", _matmul, ("transpose_a", "transpose_b")),
+        ("BatchMatMul BatchMatMulV2 BatchMatMulV3", _batch_matmul, ("adj_x",)),
+        ("Conv2D _FusedConv2D DepthwiseConv2dNative", _conv2d, ("data_format",)),
+        ("Conv2DBackpropInput Conv2DBackpropFilter DepthwiseConv2dNativeBackpropInput "
+         "DepthwiseConv2dNativeBackpropFilter", _conv2d_backprop, ("data_format",)),
+        ("MaxPool MaxPoolV2 AvgPool", _pool, ("ksize", "data_format")),
+        ("FusedBatchNorm FusedBatchNormV2 FusedBatchNormV3", _batch_norm, ("data_format", "is_training")),
+        ("Softmax LogSoftmax", _softmax, ()),
+        ("AddN", _add_n, ()),
+        ("Einsum", _einsum, ("equation",)),
+        ("MatrixInverse Cholesky MatrixDeterminant LogMatrixDeterminant MatrixSolve "
+         "MatrixSolveLs Qr Svd SelfAdjointEigV2 MatrixExponential MatrixLogarithm Lu", _linalg, ())):
     for _op in _ops.split():
-        _FORMULAS[_op] = _fn
+        _FORMULAS[_op] = (_fn, _attrs)
 
-#: Ops with a formula of their own; every other op's cost depends on nothing but its
-#: input and output shapes (no attrs), which lets callers reuse it across equal nodes.
+#: Ops with a formula of their own.
 FORMULA_OPS = frozenset(_FORMULAS)
+
+
+def cost_key(node: Node, shapes: ShapeInfo) -> tuple:
+    """Everything ``op_cost`` and ``intra_op_use`` read of ``node``: its op, how many
+    outputs it has, the shapes and dtypes of its data inputs and outputs, and the values
+    of the attrs its formula reads (no attrs for ops without one). Nodes with equal keys
+    have equal costs and intra-op uses, and layers repeat: callers compute them once per key."""
+    op = node.op
+    key = (op, len(node.output_dtypes or ()), shapes.io_key(node))
+    formula = _FORMULAS.get(op)
+    if formula is not None and formula[1]:
+        attrs = node.attrs
+        values = []
+        for name in formula[1]:
+            a = attrs.get(name)
+            values.append(None if a is None else a.SerializeToString())
+        key += tuple(values)
+    return key

@@ -40,26 +40,31 @@ _CACHE: "weakref.WeakKeyDictionary[Graph, tuple[tuple[int, int], IndexedDag]]" =
 
 def index_graph(graph: Graph) -> IndexedDag:
     """The indexed DAG of ``graph``; cached per graph while its node and edge counts stay."""
-    signature = (len(graph.nodes), sum(len(n.in_edges) for n in graph.nodes.values()))
     hit = _CACHE.get(graph)
-    if hit is not None and hit[0] == signature:
+    if hit is not None and hit[0] == _signature(graph):
         return hit[1]
-    dag = _index_graph(graph)
+    dag, signature = _index_graph(graph)
     _CACHE[graph] = (signature, dag)
     return dag
 
 
-def _index_graph(graph: Graph) -> IndexedDag:
+def _signature(graph: Graph) -> tuple[int, int]:
+    return len(graph.nodes), sum(len(n.in_edges) for n in graph.nodes.values())
+
+
+def _index_graph(graph: Graph) -> tuple[IndexedDag, tuple[int, int]]:
+    """The indexed DAG and the graph's signature (node and edge counts)."""
     nodes = list(graph.nodes.values())
     n = len(nodes)
     index = graph.positions()
     get = index.get
-    src = np.fromiter((get(e.src, -1) for node in nodes for e in node.in_edges), dtype=np.int64)
-    dst = np.repeat(np.arange(n, dtype=np.int64),
-                    np.fromiter((len(node.in_edges) for node in nodes), dtype=np.int64, count=n))
-    control = np.fromiter((e.src_slot < 0 for node in nodes for e in node.in_edges), dtype=bool,
-                          count=src.size)
-    is_back = np.fromiter((node.op in BACK_EDGE_SOURCES for node in nodes), dtype=bool, count=n)
+    in_edges = [node.in_edges for node in nodes]
+    edges = [e for node_edges in in_edges for e in node_edges]
+    # list comprehensions into np.array: a little faster than np.fromiter of generators
+    src = np.array([get(e.src, -1) for e in edges], dtype=np.int64)
+    dst = np.repeat(np.arange(n, dtype=np.int64), np.fromiter(map(len, in_edges), dtype=np.int64, count=n))
+    control = np.array([e.src_slot for e in edges], dtype=np.int64) < 0
+    is_back = np.array([node.op in BACK_EDGE_SOURCES for node in nodes], dtype=bool)
     keep = src >= 0
     keep[keep] = ~is_back[src[keep]]
     src, dst, control = src[keep], dst[keep], control[keep]
@@ -73,7 +78,7 @@ def _index_graph(graph: Graph) -> IndexedDag:
     dropped = int(forward.size - np.count_nonzero(forward))
     if dropped:
         src, dst, control = src[forward], dst[forward], control[forward]
-    return IndexedDag(nodes, index, order, position, src, dst, control, dropped)
+    return IndexedDag(nodes, index, order, position, src, dst, control, dropped), (n, len(edges))
 
 
 def topological_order(n: int, src: np.ndarray, dst: np.ndarray) -> np.ndarray:
@@ -129,16 +134,18 @@ def longest_path(dag: IndexedDag, weight: np.ndarray, *, edges: np.ndarray | Non
     k = 0
     m = len(dst_s)
     for v in dag.order.tolist():
-        top = 0.0
-        arg = -1
+        if k == m or dst_s[k] != v:
+            continue        # no predecessor
+        arg = src_s[k]      # the first heaviest predecessor
+        top = best[arg]
+        k += 1
         while k < m and dst_s[k] == v:
             u = src_s[k]
-            if arg < 0 or best[u] > top:
+            if best[u] > top:
                 top, arg = best[u], u
             k += 1
-        if arg >= 0:
-            best[v] = w[v] + top
-            pred[v] = arg
+        best[v] = w[v] + top
+        pred[v] = arg
     end = max(range(n), key=best.__getitem__)
     path = []
     v = end

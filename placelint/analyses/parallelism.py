@@ -33,8 +33,8 @@ import numpy as np
 from ..model.devices import parse_device
 from ..model.graph import Graph
 from ..opdb import get_opdb
-from .antichain import max_antichain
-from .cost import FORMULA_OPS, OpCost, op_cost
+from .antichain import antichain_width, max_antichain
+from .cost import OpCost, cost_key, op_cost
 from .dag import IndexedDag, index_graph, longest_path
 from .intra_op import IntraOpUse, intra_op_use
 from .op_tables import ExecutorTable, executor_table, intra_op_table
@@ -180,48 +180,70 @@ def _node_devices(dag: IndexedDag, placement) -> list[str | None] | None:
     devices = getattr(placement, "device", None) if placement is not None else None
     if not devices:
         return None
-    out = list(map(devices.get, dag.index))    # dag.index: names in node order
+    names = dag.index       # names in node order
+    if len(devices) == len(names) and list(devices) == list(names):
+        out = list(devices.values())    # the placer's dict is in node order: no look-ups
+    else:
+        out = list(map(devices.get, names))
     return out if any(out) else None
 
 
-def _fold_constants(dag: IndexedDag, shapes: ShapeInfo, table: ExecutorTable) -> np.ndarray:
+def _fold_constants(dag: IndexedDag, ops: list[str], shapes: ShapeInfo, table: ExecutorTable
+                    ) -> np.ndarray:
     """Nodes Grappler's constant folding turns into constants (Const nodes included)."""
     n = dag.n
+    constant_ops, materialized = table.constant_ops, table.materialized_shape_ops
+    op_types = set(ops)
+    if not any(op in constant_ops or op in materialized for op in op_types):
+        return np.zeros(n, dtype=bool)      # no constant to start from: nothing folds
     const = [False] * n
     nodes = dag.nodes
     get = dag.index.get
     opdb = get_opdb()
     has_consumers = np.zeros(n, dtype=bool)
     has_consumers[dag.src] = True
-    foldable_op: dict[str, bool] = {}   # name checks and statefulness, per op type
-    constant_ops, materialized = table.constant_ops, table.materialized_shape_ops
+    # Grappler's name checks and statefulness, per op type.
+    foldable = {op: table.may_fold(op) and (info := opdb.op(op)) is not None and not info.is_stateful
+                for op in op_types}
+    # Only a node with a constant data input can be folded (or a materialized shape op):
+    # each node found constant marks its consumers, and the other nodes, most of a
+    # graph, are passed over without looking at their inputs.
+    has_const_input = [False] * n
+
+    def found(i: int) -> None:
+        const[i] = True
+        for e in nodes[i].out_edges:
+            if e.src_slot >= 0:
+                j = get(e.dst)
+                if j is not None:
+                    has_const_input[j] = True
+
     for i in dag.order.tolist():
-        node = nodes[i]
-        op = node.op
+        op = ops[i]
         if op in constant_ops:
-            const[i] = True
+            found(i)
             continue
+        shape_op = op in materialized
+        if not shape_op and not (has_const_input[i] and foldable[op]):
+            continue
+        node = nodes[i]
         data = [e for e in node.in_edges if e.src_slot >= 0]
         if not data:
             continue
-        if op in materialized:
-            if all(num_elements(shapes.shape(e.src, e.src_slot)) is not None
-                   or (op == "Rank" and shapes.shape(e.src, e.src_slot) is not None) for e in data):
-                const[i] = True
-                continue
+        if shape_op and all(num_elements(shapes.shape(e.src, e.src_slot)) is not None
+                            or (op == "Rank" and shapes.shape(e.src, e.src_slot) is not None)
+                            for e in data):
+            found(i)
+            continue
         inputs_const = True
         for e in data:      # a loop, not all(...): most nodes stop at their first input
             s = get(e.src)
             if s is None or not const[s]:
                 inputs_const = False
                 break
-        if not inputs_const:
+        if not inputs_const or not foldable[op]:
             continue
-        ok = foldable_op.get(op)
-        if ok is None:
-            info = opdb.op(op)
-            ok = foldable_op[op] = (table.may_fold(op) and info is not None and not info.is_stateful)
-        if not ok or not has_consumers[i]:
+        if not has_consumers[i]:
             continue
         if any(e.ref for e in data) or any(t == DT_VARIANT for t in node.output_dtypes or ()):
             continue
@@ -231,7 +253,7 @@ def _fold_constants(dag: IndexedDag, shapes: ShapeInfo, table: ExecutorTable) ->
         in_bytes = sum(shapes.nbytes(e.src, e.src_slot) or 0 for e in data)
         if out_bytes is not None and out_bytes > max(in_bytes, table.max_constant_bytes):
             continue
-        const[i] = True
+        found(i)
     return np.asarray(const, dtype=bool)
 
 
@@ -273,33 +295,36 @@ def analyze_parallelism(graph: Graph, *, shapes: ShapeInfo | None = None, placem
         notes.append(f"{dag.dropped_cycle_edges} edge(s) closing cycles other than TF1 loop back "
                      "edges were ignored")
 
-    folded = _fold_constants(dag, shapes, table)
-    inline = np.asarray([table.runs_inline(node.op) for node in dag.nodes], dtype=bool)
+    ops = [node.op for node in dag.nodes]
+    folded = _fold_constants(dag, ops, shapes, table)
+    inline_op = {op: table.runs_inline(op) for op in set(ops)}
+    inline = np.fromiter(map(inline_op.__getitem__, ops), dtype=bool, count=n)
     expensive = ~inline & ~folded
     folded_ops = int(np.count_nonzero(folded & ~inline))
 
     work_int = [0] * n
-    # Cost and intra-op use of ops without a cost formula depend only on the op and the
-    # shapes and dtypes of its inputs and outputs (no attrs), which repeat layer after layer.
-    reuse: dict[tuple, tuple[OpCost, IntraOpUse]] = {}
     # nodes by (op, cost, use): the per-node arrays and the per-op rows are filled per group
     groups: dict[tuple[str, OpCost, IntraOpUse], list[int]] = {}
+    # Cost and intra-op use depend only on what ``cost_key`` holds, which repeats layer
+    # after layer: such a key -> (cost.ops, the group of its (op, cost, use)).
+    reuse: dict[tuple, tuple[int, list[int]]] = {}
+    nodes = dag.nodes
     for i in np.flatnonzero(expensive).tolist():
-        node = dag.nodes[i]
-        key = None if node.op in FORMULA_OPS else _tensors_key(node, shapes)
-        hit = reuse.get(key) if key is not None else None
-        if hit is None:
-            cost: OpCost = op_cost(node, shapes)
-            use: IntraOpUse = intra_op_use(node, shapes, cost, intra_table)
-            if key is not None:
-                reuse[key] = (cost, use)
-        else:
-            cost, use = hit
-        work_int[i] = cost.ops
+        node = nodes[i]
+        key = cost_key(node, shapes)
+        hit = reuse.get(key)
+        if hit is not None:
+            work_int[i] = hit[0]
+            hit[1].append(i)
+            continue
+        cost: OpCost = op_cost(node, shapes)
+        use: IntraOpUse = intra_op_use(node, shapes, cost, intra_table)
         group = groups.get((node.op, cost, use))
         if group is None:
             group = groups[(node.op, cost, use)] = []
         group.append(i)
+        work_int[i] = cost.ops
+        reuse[key] = (cost.ops, group)
 
     work = np.zeros(n, dtype=float)
     max_threads = np.ones(n, dtype=np.int64)
@@ -337,13 +362,15 @@ def analyze_parallelism(graph: Graph, *, shapes: ShapeInfo | None = None, placem
 
     # -- widths
     all_edges_width = max_antichain(n, dag.src, dag.dst, expensive)
-    width_all = max_antichain(n, dag.src, dag.dst, np.ones(n, dtype=bool)).width
+    # (only the widths below: their antichains are not reported)
+    width_all = (all_edges_width.width if expensive.all()
+                 else antichain_width(n, dag.src, dag.dst, np.ones(n, dtype=bool)))
     own_control = dag.control & ~_structural_control(dag, table)
     keep = ~own_control
     if keep.all():
         no_control = all_edges_width.width   # no control edges of the model's own
     else:
-        no_control = max_antichain(n, dag.src[keep], dag.dst[keep], expensive).width
+        no_control = antichain_width(n, dag.src[keep], dag.dst[keep], expensive)
     gil_chain = max_antichain(n, dag.src, dag.dst, expensive & gil)
 
     # -- work and span
@@ -391,12 +418,6 @@ def analyze_parallelism(graph: Graph, *, shapes: ShapeInfo | None = None, placem
         recommendation=rec, per_device=per_device, notes=notes)
 
 
-def _tensors_key(node, shapes: ShapeInfo) -> tuple:
-    """What ``op_cost`` and ``intra_op_use`` read of an op without a cost formula: its op,
-    how many outputs it has, and the shapes and dtypes of its data inputs and outputs."""
-    return node.op, len(node.output_dtypes or ()), shapes.io_key(node)
-
-
 def _per_device(dag, placement, expensive, work_int, table, notes, total_work, overall_width):
     """Width, work and op counts per placed device (None without a placement)."""
     devices = _node_devices(dag, placement)
@@ -404,26 +425,28 @@ def _per_device(dag, placement, expensive, work_int, table, notes, total_work, o
     if devices is None:
         notes.append("no device placement available: per-device figures are omitted")
         return None
-    groups: dict[str, list[int]] = defaultdict(list)
-    for i, d in enumerate(devices):
-        groups[d or "(unplaced)"].append(i)
+    # each node's device as a small integer (one per distinct name), so that a device's
+    # nodes are one array comparison
+    label = {d: d or "(unplaced)" for d in set(devices)}
+    names = sorted(set(label.values()))
+    code = {d: names.index(name) for d, name in label.items()}
+    codes = np.fromiter(map(code.__getitem__, devices), dtype=np.int64, count=len(devices))
     out = []
     inline_work = 0
-    for name, idx in sorted(groups.items()):
+    for c, name in enumerate(names):
         spec = parse_device(name) if name != "(unplaced)" else None
         inline = spec is not None and spec.type in table.inline_device_types
-        members = np.zeros(dag.n, dtype=bool)
-        members[idx] = True
-        members &= expensive
+        on_device = codes == c
+        members = on_device & expensive
         count = int(np.count_nonzero(members))
-        w = sum(work_int[i] for i in np.flatnonzero(members).tolist())
+        w = sum(map(work_int.__getitem__, np.flatnonzero(members).tolist()))
         if inline:
             inline_work += w
         # a device holding every expensive op has the graph's width: no second flow needed
-        width = overall_width if count == n_expensive else max_antichain(dag.n, dag.src, dag.dst, members).width
+        width = overall_width if count == n_expensive else antichain_width(dag.n, dag.src, dag.dst, members)
         local = spec is not None and spec.type and spec.job in (None, "localhost") and not spec.task
         out.append(DeviceFigures(
-            device=spec.short if local else name, ops=len(idx),
+            device=spec.short if local else name, ops=int(np.count_nonzero(on_device)),
             expensive_ops=count, width=width, work=w, inline_kernels=inline))
     if total_work and inline_work / total_work > 0.5:
         notes.append(f"{inline_work / total_work:.0%} of the work is placed on GPU devices, whose kernels "
