@@ -117,12 +117,25 @@ def longest_path(dag: IndexedDag, weight: np.ndarray, *, edges: np.ndarray | Non
 
     ``edges`` optionally selects a subset of the DAG's edges (bool mask).
     """
-    n = dag.n
-    if n == 0:
-        return 0.0, []
     src, dst = dag.src, dag.dst
     if edges is not None:
         src, dst = src[edges], dst[edges]
+    span, path, _ = _longest_path(dag, src, dst, weight, None)
+    return span, path
+
+
+def longest_path_and_span(dag: IndexedDag, weight: np.ndarray, other: np.ndarray
+                          ) -> tuple[float, list[int], float]:
+    """``longest_path(dag, weight)`` and ``longest_path(dag, other)[0]`` in one pass (the
+    pass over the graph, not the arithmetic, is most of the cost)."""
+    return _longest_path(dag, dag.src, dag.dst, weight, other)
+
+
+def _longest_path(dag: IndexedDag, src: np.ndarray, dst: np.ndarray, weight: np.ndarray,
+                  other: np.ndarray | None) -> tuple[float, list[int], float | None]:
+    n = dag.n
+    if n == 0:
+        return 0.0, [], None if other is None else 0.0
     # Process edges grouped by their destination's position: relaxing in that order is a
     # single pass in topological order.
     by_dst = np.argsort(dag.position[dst], kind="stable")
@@ -131,6 +144,8 @@ def longest_path(dag: IndexedDag, weight: np.ndarray, *, edges: np.ndarray | Non
     w = weight.tolist()
     best = list(w)          # heaviest path ending at v, including v
     pred = [-1] * n
+    ow = other.tolist() if other is not None else None
+    obest = list(ow) if ow is not None else None     # the same for ``other`` (no path)
     k = 0
     m = len(dst_s)
     for v in dag.order.tolist():
@@ -138,14 +153,20 @@ def longest_path(dag: IndexedDag, weight: np.ndarray, *, edges: np.ndarray | Non
             continue        # no predecessor
         arg = src_s[k]      # the first heaviest predecessor
         top = best[arg]
+        if obest is not None:
+            otop = obest[arg]
         k += 1
         while k < m and dst_s[k] == v:
             u = src_s[k]
             if best[u] > top:
                 top, arg = best[u], u
+            if obest is not None and obest[u] > otop:
+                otop = obest[u]
             k += 1
         best[v] = w[v] + top
         pred[v] = arg
+        if obest is not None:
+            obest[v] = ow[v] + otop
     end = max(range(n), key=best.__getitem__)
     path = []
     v = end
@@ -153,4 +174,4 @@ def longest_path(dag: IndexedDag, weight: np.ndarray, *, edges: np.ndarray | Non
         path.append(v)
         v = pred[v]
     path.reverse()
-    return float(best[end]), path
+    return float(best[end]), path, None if obest is None else float(max(obest))

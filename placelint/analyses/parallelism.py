@@ -35,7 +35,7 @@ from ..model.graph import Graph
 from ..opdb import get_opdb
 from .antichain import antichain_width, max_antichain
 from .cost import OpCost, cost_key, op_cost
-from .dag import IndexedDag, index_graph, longest_path
+from .dag import IndexedDag, index_graph
 from .intra_op import IntraOpUse, intra_op_use
 from .op_tables import ExecutorTable, executor_table, intra_op_table
 from .shape_inference import ShapeInfo, infer_shapes, num_elements
@@ -374,7 +374,8 @@ def analyze_parallelism(graph: Graph, *, shapes: ShapeInfo | None = None, placem
     gil_chain = max_antichain(n, dag.src, dag.dst, expensive & gil)
 
     # -- work and span
-    span, path = longest_path(dag, work)
+    model = ThreadModel(dag, work, max_threads, gil, cores, small=small)
+    span, path = model.critical_path()
     span_int = sum(work_int[i] for i in path)
     critical = [dag.nodes[i].name for i in path if expensive[i]]
     avg = total_work / span_int if span_int > 0 else None
@@ -402,7 +403,6 @@ def analyze_parallelism(graph: Graph, *, shapes: ShapeInfo | None = None, placem
     per_device = _per_device(dag, placement, expensive, work_int, table, notes, total_work,
                              all_edges_width.width)
 
-    model = ThreadModel(dag, work, max_threads, gil, cores, serial_span=span, small=small)
     rec = recommend(model, width=all_edges_width.width, intra_share=share, average_parallelism=avg,
                     unknown_ops=unknown_cost,
                     splittable_share=splittable_work / total_work if total_work else 0.0)

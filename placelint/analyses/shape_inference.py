@@ -79,9 +79,16 @@ class ShapeInfo:
         for e in node.in_edges:
             slot = e.src_slot
             if slot >= 0:
-                s, d = shapes.get(e.src), dtypes.get(e.src)
-                ins.append((e.dst_slot, s[slot] if s is not None and slot < len(s) else None,
-                            d[slot] if d is not None and slot < len(d) else None))
+                src = e.src
+                try:    # (try: the parallelism analysis asks for every expensive op)
+                    s = shapes[src][slot]
+                except (KeyError, IndexError):
+                    s = None
+                try:
+                    d = dtypes[src][slot]
+                except (KeyError, IndexError):
+                    d = None
+                ins.append((e.dst_slot, s, d))
         s, d = shapes.get(node.name), dtypes.get(node.name)
         return (tuple(ins), None if s is None else tuple(s), None if d is None else tuple(d))
 

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .dag import IndexedDag, longest_path
+from .dag import IndexedDag, longest_path, longest_path_and_span
 
 TOLERANCE = 1.02
 #: share of the work in small element-wise ops above which a recommendation of several
@@ -66,6 +66,19 @@ class ThreadModel:
         self._splits = bool((self.max_threads > 1).any())
         if serial_span is not None:
             self._span[1] = (float(serial_span), self.total)
+
+    def critical_path(self) -> tuple[float, list[int]]:
+        """The heaviest path of the op times with one intra-op thread (the serial critical
+        path) and its weight. The span with every core in the intra-op pool, which the
+        recommendation always compares, comes out of the same pass over the graph."""
+        if self.cores > 1 and self._splits:
+            d = self.work / np.minimum(self.max_threads, self.cores)
+            span, path, full = longest_path_and_span(self.dag, self.work, d)
+            self._span[self.cores] = (full, float(d.sum()))
+        else:
+            span, path = longest_path(self.dag, self.work)
+        self._span[1] = (span, self.total)
+        return span, path
 
     def _times(self, intra: int) -> tuple[float, float]:
         """(critical path, sum) of op times with ``intra`` intra-op threads."""
