@@ -259,9 +259,10 @@ def _fold_constants(dag: IndexedDag, ops: list[str], shapes: ShapeInfo, table: E
 
 def _branches(dag: IndexedDag, members: np.ndarray) -> list[Branch]:
     by_scope: dict[str, list[str]] = defaultdict(list)
+    nodes = dag.nodes
     for i in members.tolist():
-        node = dag.nodes[i]
-        by_scope[node.scope or TOP_LEVEL].append(node.name)
+        name = nodes[i].name
+        by_scope[name.rpartition("/")[0] or TOP_LEVEL].append(name)     # (Node.scope)
     return [Branch(scope, sorted(names)) for scope, names in sorted(by_scope.items())]
 
 
