@@ -42,6 +42,7 @@ from __future__ import annotations
 import functools
 import gzip
 import json
+import os
 from collections.abc import Iterable, Mapping
 from typing import Any, NamedTuple
 
@@ -82,10 +83,7 @@ def _load_raw() -> tuple[dict[str, Any], dict[str, str]]:
     The file is one JSON document; gen_opdb writes one op per line, which lets us
     parse only the ops that are asked for (a full json.loads costs ~50 ms).
     """
-    from importlib import resources  # ~10 ms of imports: only when data is needed
-
-    data = resources.files(DATA_PACKAGE).joinpath(DATA_FILE).read_bytes()
-    lines = gzip.decompress(data).decode("utf-8").split("\n")
+    lines = gzip.decompress(_read_data()).decode("utf-8").split("\n")
     try:
         ops_at = lines.index('"ops": {')
     except ValueError:  # not our line layout: fall back to a plain parse
@@ -102,6 +100,18 @@ def _load_raw() -> tuple[dict[str, Any], dict[str, str]]:
         ops[name] = line[name_end + 3:].rstrip(",")
     _check_header(header)
     return header, ops
+
+
+def _read_data() -> bytes:
+    """The compressed database: next to this module when placelint is installed as
+    files (the usual case), else through importlib.resources (~10 ms of imports)."""
+    path = os.path.join(os.path.dirname(__file__), "data", DATA_FILE)
+    if os.path.isfile(path):
+        with open(path, "rb") as f:
+            return f.read()
+    from importlib import resources
+
+    return resources.files(DATA_PACKAGE).joinpath(DATA_FILE).read_bytes()
 
 
 def _split_document(doc: dict[str, Any]) -> tuple[dict[str, Any], dict[str, str]]:

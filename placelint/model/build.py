@@ -107,16 +107,19 @@ class _Builder:
         self._duplicates: set[str] = set()
         # expanded body node name -> its NodeDef (to resolve ``node:out_arg:idx`` inputs)
         self._body_nodedefs: dict[str, NodeDef] = {}
-        # device string -> parse_device(device): models repeat a handful of device strings,
-        # and a dict hit is cheaper than the lru_cache call (DeviceSpec is immutable)
-        self._specs: dict[str, DeviceSpec | None] = {}
-
-    def _spec(self, device: str) -> DeviceSpec | None:
-        try:
-            return self._specs[device]
-        except KeyError:
-            spec = self._specs[device] = parse_device(device)
-            return spec
+        # device string -> (one copy of it, parse_device(device)): models repeat a handful
+        # of device strings, a dict hit is cheaper than the lru_cache call (DeviceSpec is
+        # immutable), and nodes share one string instead of each keeping its own
+        self._devices: dict[str, tuple[str, DeviceSpec | None]] = {}
+        self._ops: dict[str, str] = {}      # op -> one copy of it, shared likewise
+        self._infos: dict[str, OpInfo | None] = {}   # op -> opdb.op(op), without the call
+        # Typing as built: while no call has been expanded and no edge waits for finish,
+        # each node is typed (_type_node) when it is made and each of its input edges as
+        # it is made, with its source typed already: what _type_edges would find, in the
+        # same order, without its pass. Otherwise finish types the graph in that pass.
+        self.typed_as_built = True
+        # destination -> its data edges reading an output their source lacks (typing as built)
+        self._bad_inputs: dict[str, list[Edge]] = {}
 
     # -- nodes -------------------------------------------------------------------
     def add_nodedef(self, nd: NodeDef, *, name: str, device: str, function: str, call_site: str,
@@ -139,20 +142,28 @@ class _Builder:
                                         "the rest of the model is not analysed", node=name))
             return
         op = nd.op
+        op = self._ops.setdefault(op, op)       # the shared copy
         if op in CALL_OPS or op in self.library:
             fname = self._called_function(nd)
             if self._expand_call(nd, name, fname, device, function, call_site, loop, resolve, stack):
                 return
+        try:
+            device, spec = self._devices[device]    # the shared copy and its parse
+        except KeyError:
+            spec = parse_device(device)
+            self._devices[device] = (device, spec)
         # positional, then three stores: keyword arguments make the dataclass __init__
         # about twice as slow, and this runs once per node
-        node = Node(name, op, device, self._spec(device), nd.attr)
+        node = Node(name, op, device, spec, nd.attr)
         node.function, node.call_site, node.loop = function, call_site, loop
         # straight into the dict: Graph.add_node only resets caches a graph being built
         # does not have yet
         nodes[name] = node
+        typed = self.typed_as_built and not self.pending
+        types = self._type_node(node) if typed else None
         inputs = nd.input[:]    # one list of str: cheaper than iterating the protobuf field
         if inputs:
-            self._add_inputs(node, inputs, resolve)
+            self._add_inputs(node, inputs, resolve, typed, types)
         if op in CONTROL_FLOW_FUNCS:
             self._attach_bodies(nd, node, device, function, loop, resolve, stack)
 
@@ -163,7 +174,10 @@ class _Builder:
             return nd.op
         return None
 
-    def _add_inputs(self, node: Node, inputs, resolve):
+    def _add_inputs(self, node: Node, inputs, resolve, typed: bool = False,
+                    types: list[int] | None = None):
+        """Connect ``node`` to its ``inputs``; ``typed``: the node is typed as built, with
+        ``types`` its input dtypes, so the edges made now are typed too."""
         slot = 0
         seen_control = 0
         pending, name = self.pending, node.name
@@ -202,6 +216,8 @@ class _Builder:
                 edge = Edge(source.name, src_slot, name, dst_slot)
                 source.out_edges.append(edge)
                 in_edges.append(edge)
+                if typed and src_slot >= 0 and _type_edge(edge, source, types):
+                    self._bad_inputs.setdefault(name, []).append(edge)
             else:
                 pending.append((src, src_slot, name, dst_slot, text))
 
@@ -230,6 +246,7 @@ class _Builder:
                                         f"levels deep ({_chain(stack[:3])} -> ...); deeper calls "
                                         "are analysed as opaque nodes", node=name))
             return False
+        self.typed_as_built = False     # _Arg/_Retval nodes take their dtypes from the call
         prefix = name + "/"
         sig = fdef.signature
         self._body_nodedefs.update({prefix + n.name: n for n in fdef.node_def})
@@ -416,67 +433,92 @@ class _Builder:
                                     f"node '{dst}' has input(s) from missing node(s) "
                                     f"{_quoted(texts)} (TensorFlow: \"Node '{dst}': Unknown "
                                     f"input node '{texts[0]}'\")", node=dst))
-        self._type_edges()
+        if self.typed_as_built and not self.pending:
+            for bad in self._bad_inputs.values():
+                self.diags.append(self._bad_inputs_diag(bad))
+        else:
+            self._type_edges()
         self.diags.extend(validate(self.graph))
         return BuildResult(self.graph, self.diags, self.alias)
 
+    def _type_node(self, node: Node) -> list[int] | None:
+        """Set ``node``'s op signature, output dtypes and stated output shapes; return the
+        dtypes of its inputs (None when unknown)."""
+        op, attrs, name = node.op, node.attrs, node.name
+        try:
+            info = self._infos[op]
+        except KeyError:
+            info = self._infos[op] = self.opdb.op(op)
+        input_types = self.input_types
+        own_types = name in input_types
+        types = input_types[name] if own_types else None
+        if info is not None:
+            signature = node.op_signature = info.signature(attrs)
+            if node.output_dtypes is None or not own_types:
+                in_types, out_types = info.io_types(attrs, signature)
+                if node.output_dtypes is None:
+                    node.output_dtypes = out_types
+                if not own_types:
+                    types = in_types
+        # (the test spares most nodes the call: they state no shape)
+        if node.output_shapes is None and ("_output_shapes" in attrs or op in SHAPE_ATTR_OPS):
+            node.output_shapes = static_output_shapes(node)
+        return types
+
     def _type_edges(self):
-        op_info = self.opdb.op
-        infos: dict[str, OpInfo | None] = {}     # op -> op_info(op), without the call
+        """Type every node and data edge, in graph order (a source later in that order is
+        still untyped when its edges are typed, unless it was made with its dtypes)."""
         nodes = self.graph.nodes
         input_types = self.input_types
+        # Back to the dtypes nodes were made with: only _Arg/_Retval nodes (input_types)
+        # are made with some; those typed as built are typed again below, in graph order.
         for node in nodes.values():
-            op, attrs = node.op, node.attrs
-            try:
-                info = infos[op]
-            except KeyError:
-                info = infos[op] = op_info(op)
-            own_types = node.name in input_types
-            types = input_types[node.name] if own_types else None
-            if info is not None:
-                signature = node.op_signature = info.signature(attrs)
-                if node.output_dtypes is None or not own_types:
-                    in_types, out_types = info.io_types(attrs, signature)
-                    if node.output_dtypes is None:
-                        node.output_dtypes = out_types
-                    if not own_types:
-                        types = in_types
-            # (the test spares most nodes the call: they state no shape)
-            if node.output_shapes is None and ("_output_shapes" in attrs or op in SHAPE_ATTR_OPS):
-                node.output_shapes = static_output_shapes(node)
+            if node.name not in input_types:
+                node.output_dtypes = None
+        for node in nodes.values():
+            types = self._type_node(node)
             bad: list[Edge] | None = None
             for e in node.in_edges:
-                src_slot = e.src_slot
-                if src_slot < 0:        # control edge
-                    continue
-                src = nodes[e.src]
-                src_types = src.output_dtypes
-                if src_types is not None and src_slot >= len(src_types) and src.op != "_Arg":
+                if e.src_slot >= 0 and _type_edge(e, nodes[e.src], types):     # data edge
                     if bad is None:
                         bad = []
                     bad.append(e)
-                dst_slot = e.dst_slot
-                if types is not None and dst_slot < len(types):
-                    dtype = types[dst_slot]
-                elif src_types is not None and src_slot < len(src_types):
-                    dtype = src_types[src_slot]
-                else:
-                    continue
-                if dtype is not None:
-                    e.dtype = dtype
-                    e.ref = dtype == DT_RESOURCE or dtype > 100
             if bad:
-                e, src = bad[0], self.graph.nodes[bad[0].src]
-                n_out = len(src.output_dtypes or ())
-                more = (f"; also {list_names([x.tensor for x in bad[1:]], limit=5)}"
-                        if len(bad) > 1 else "")
-                self.diags.append(_diag("PL005", "invalid-graph",
-                                        f"node '{e.dst}' reads output {e.src_slot} of '{e.src}' "
-                                        f"({src.op}), which has only {n_out} output(s){more} "
-                                        f"(TensorFlow: \"Node '{e.dst}': Connecting to invalid "
-                                        f"output {e.src_slot} of source node {e.src} which has "
-                                        f"{n_out} outputs\")", node=e.dst,
-                                        related=sorted({x.src for x in bad})[:10]))
+                self.diags.append(self._bad_inputs_diag(bad))
+
+    def _bad_inputs_diag(self, bad: list[Edge]) -> Diagnostic:
+        """PL005 for a node's data edges that read an output their source does not have."""
+        e, src = bad[0], self.graph.nodes[bad[0].src]
+        n_out = len(src.output_dtypes or ())
+        more = (f"; also {list_names([x.tensor for x in bad[1:]], limit=5)}"
+                if len(bad) > 1 else "")
+        return _diag("PL005", "invalid-graph",
+                     f"node '{e.dst}' reads output {e.src_slot} of '{e.src}' "
+                     f"({src.op}), which has only {n_out} output(s){more} "
+                     f"(TensorFlow: \"Node '{e.dst}': Connecting to invalid "
+                     f"output {e.src_slot} of source node {e.src} which has "
+                     f"{n_out} outputs\")", node=e.dst,
+                     related=sorted({x.src for x in bad})[:10])
+
+
+def _type_edge(e: Edge, src: Node, types: list[int] | None) -> bool:
+    """Set the dtype of data edge ``e`` from ``src``: the destination's input dtype
+    (``types``) where known, else the source's output dtype. True when ``e`` reads an
+    output ``src`` does not have."""
+    src_slot = e.src_slot
+    src_types = src.output_dtypes
+    bad = src_types is not None and src_slot >= len(src_types) and src.op != "_Arg"
+    dst_slot = e.dst_slot
+    if types is not None and dst_slot < len(types):
+        dtype = types[dst_slot]
+    elif src_types is not None and src_slot < len(src_types):
+        dtype = src_types[src_slot]
+    else:
+        return bad
+    if dtype is not None:
+        e.dtype = dtype
+        e.ref = dtype == DT_RESOURCE or dtype > 100
+    return bad
 
 
 def _arg_attrs(dtype: int | None, index: int) -> dict[str, AttrValue]:
