@@ -476,15 +476,16 @@ class OpInfo:
         """One DataType enum per actual output (refs as base+100); None if unresolvable."""
         return self._memoized("out", attrs, None, lambda: self._arg_types(self.output_args, attrs))
 
-    def io_types(self, attrs: AttrMap | None, signature: tuple | None = None
-                 ) -> tuple[list[int] | None, list[int] | None]:
-        """``(input_types(attrs), output_types(attrs))`` for one signature computation."""
-        # asked for every node while building: a plain dict lookup on a hit (_arg_types
-        # raises no OpDBError, so no error memo is needed)
-        key = self._signature(attrs) if signature is None else signature
+    def typing(self, attrs: AttrMap | None
+               ) -> tuple[tuple, list[int] | None, list[int] | None]:
+        """``(signature(attrs), input_types(attrs), output_types(attrs))`` in one call, for
+        the builder, which asks for all three per node. The signature is the first equal
+        one seen, so nodes with equal attrs share one tuple rather than each keeping its own."""
+        # a plain dict lookup on a hit (_arg_types raises no OpDBError, so no error memo)
+        key = self._signature(attrs)
         hit = self._io_memo.get(key)
         if hit is None:
-            hit = self._io_memo[key] = (self._arg_types(self.input_args, attrs),
+            hit = self._io_memo[key] = (key, self._arg_types(self.input_args, attrs),
                                         self._arg_types(self.output_args, attrs))
         return hit
 

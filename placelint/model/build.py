@@ -453,13 +453,11 @@ class _Builder:
         own_types = name in input_types
         types = input_types[name] if own_types else None
         if info is not None:
-            signature = node.op_signature = info.signature(attrs)
-            if node.output_dtypes is None or not own_types:
-                in_types, out_types = info.io_types(attrs, signature)
-                if node.output_dtypes is None:
-                    node.output_dtypes = out_types
-                if not own_types:
-                    types = in_types
+            node.op_signature, in_types, out_types = info.typing(attrs)
+            if node.output_dtypes is None:
+                node.output_dtypes = out_types
+            if not own_types:
+                types = in_types
         # (the test spares most nodes the call: they state no shape)
         if node.output_shapes is None and ("_output_shapes" in attrs or op in SHAPE_ATTR_OPS):
             node.output_shapes = static_output_shapes(node)
