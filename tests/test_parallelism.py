@@ -16,6 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from placelint.analyses.antichain import max_antichain
+from placelint.analyses import cost as cost_mod
 from placelint.analyses.cost import op_cost
 from placelint.analyses.intra_op import intra_op_use
 from placelint.analyses.op_tables import cost_table, executor_table, intra_op_table
@@ -462,3 +463,44 @@ def test_small_element_wise_branches_carry_a_dispatch_caveat():
     nodes.append(op("out", "AddN", [f"b{i}/s" for i in range(4)], N=4))
     rec = analyze_parallelism(graph(*nodes), cores=2).recommendation
     assert rec.inter_op == 2 and "Caveat" in rec.reason
+
+
+class _RecordingAttrs(dict):
+    """An attr map that records which attrs are read."""
+
+    def __init__(self, *a, **kw):
+        super().__init__(*a, **kw)
+        self.read: set[str] = set()
+
+    def __contains__(self, key):
+        self.read.add(key)
+        return super().__contains__(key)
+
+    def __getitem__(self, key):
+        self.read.add(key)
+        return super().__getitem__(key)
+
+    def get(self, key, default=None):
+        self.read.add(key)
+        return super().get(key, default)
+
+
+@pytest.mark.parametrize("op", sorted(cost_mod._FORMULAS))
+def test_cost_formulas_read_only_the_attrs_listed_for_cost_key(op):
+    """``cost_key`` shares one cost among nodes with equal keys, and the key holds only
+    the attrs listed beside each formula: a formula reading another attr would share a
+    cost it should not."""
+    from placelint.proto import AttrValue
+
+    attrs = _RecordingAttrs(
+        transpose_a=AttrValue(b=True), transpose_b=AttrValue(b=True), adj_x=AttrValue(b=True),
+        adj_y=AttrValue(b=True), data_format=AttrValue(s=b"NCHW"), is_training=AttrValue(b=False),
+        ksize=AttrValue(list=AttrValue.ListValue(i=[1, 1, 2, 2])), strides=AttrValue(
+            list=AttrValue.ListValue(i=[1, 1, 1, 1])), equation=AttrValue(s=b"ab,bc->ac"),
+        T=AttrValue(type=1), N=AttrValue(i=2))
+    node = Node(name="n", op=op, attrs=attrs, output_dtypes=[1])
+    shape = (2, 2, 2, 2) if op != "Einsum" and "MatMul" not in op else (2, 2)
+    inputs = [shape] * (2 if op == "Einsum" else 3)
+    shapes = SimpleNamespace(input_shapes=lambda n: inputs, shape=lambda n, slot=0: shape)
+    assert cost_mod.op_cost(node, shapes).known     # the formula ran to the end on these shapes
+    assert attrs.read <= set(cost_mod._FORMULAS[op][1])
