@@ -3,6 +3,7 @@
 
     .venv/bin/python benchmarks/bench_scale.py --sizes 1e4,1e5,1e6 --tf
     .venv/bin/python benchmarks/bench_scale.py --sizes 1e5 --repeat 3     # best of 3 per size
+    .venv/bin/python benchmarks/bench_scale.py --sizes 1e5 --cli 5        # the whole command
     .venv/bin/python benchmarks/bench_scale.py --sizes 1e4 --pbtxt 1e4,1e5 --cold 10
 
 The graphs are ``gen_graphs.make_towers(n)``: four model-parallel towers of dense layers
@@ -27,7 +28,8 @@ constant folding off, ``device_count={'CPU': k}``. ``import tensorflow`` is time
 not counted. A TF run past ``--tf-timeout`` seconds is stopped and reported as such.
 
 ``--cold N``: ``placelint check`` on a small sample in a fresh process, N times (median and
-best). ``--pbtxt SIZES``: text-format loading (parse + node line numbers) of the same graphs.
+best). ``--cli N``: the whole ``placelint check`` command on each generated graph in a fresh
+process, N times: the phases above plus interpreter start, imports and the text report. ``--pbtxt SIZES``: text-format loading (parse + node line numbers) of the same graphs.
 
 Every placelint run prints a fingerprint of its results (placement, transfers, widths), so
 runs before and after an optimisation can be compared.
@@ -229,12 +231,12 @@ def best_of(runs: list[dict]) -> dict:
     return out
 
 
-def cold_check(runs: int) -> list[float]:
-    """Wall seconds of ``placelint check SAMPLE`` in a fresh process, ``runs`` times."""
+def time_cli(model: Path, devices: str, runs: int) -> list[float]:
+    """Wall seconds of the whole ``placelint check MODEL`` command in a fresh process
+    (interpreter start, imports, analysis and text output), ``runs`` times."""
     exe = Path(sys.executable).with_name("placelint")
     cmd = [str(exe) if exe.exists() else sys.executable, *([] if exe.exists() else ["-m", "placelint"]),
-           "check", str(SMALL_SAMPLE), "--no-cache", "--isolated", "--jobs", "1",
-           "--devices", "CPU:0,GPU:0,GPU:1"]
+           "check", str(model), "--no-cache", "--isolated", "--jobs", "1", "--devices", devices]
     times = []
     for _ in range(runs):
         t0 = time.perf_counter()
@@ -305,6 +307,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--dot", action="store_true", help="also run Graphviz on the collapsed view")
     ap.add_argument("--cold", type=int, default=0, metavar="N",
                     help="time `placelint check` on a small sample in N fresh processes")
+    ap.add_argument("--cli", type=int, default=0, metavar="N",
+                    help="also time the whole `placelint check` command on each size, N times")
     ap.add_argument("--pbtxt", type=size_arg, default=[], metavar="SIZES",
                     help="also time loading these sizes as text-format GraphDefs")
     ap.add_argument("--keep", type=Path, help="keep the generated graphs in this directory")
@@ -330,6 +334,7 @@ def main(argv: list[str] | None = None) -> int:
     common = ["--devices", str(args.devices), *(["--dot"] if args.dot else [])]
     results: dict[int, dict] = {}
     tf: dict[int, dict] = {}
+    cli: dict[int, list[float]] = {}
     for n in args.sizes:
         t0 = time.perf_counter()
         path = generate(n, directory, args.devices)
@@ -345,6 +350,12 @@ def main(argv: list[str] | None = None) -> int:
             cpu = sum(r["cpu"][p] for p in PHASES)
             print(f"  placelint check {check:.2f} s ({cpu:.2f} s CPU), peak RSS {r['rss_peak_mib']:.0f} MiB, "
                   f"{r['fingerprint']}", flush=True)
+        if args.cli:
+            times = time_cli(path, f"CPU={args.devices}", args.cli)
+            cli[n] = times
+            print(f"  `placelint check` command (fresh process, text output): median "
+                  f"{statistics.median(times):.2f} s, best {min(times):.2f} s over {len(times)} runs",
+                  flush=True)
         if args.tf:
             tf[n] = run_child(["tf", str(path), *common], timeout=args.tf_timeout)
             t = tf[n]
@@ -378,12 +389,13 @@ def main(argv: list[str] | None = None) -> int:
 
     cold = []
     if args.cold:
-        cold = cold_check(args.cold)
+        cold = time_cli(SMALL_SAMPLE, "CPU:0,GPU:0,GPU:1", args.cold)
         print(f"\ncold `placelint check {SMALL_SAMPLE.relative_to(ROOT)}`: median "
               f"{statistics.median(cold):.3f} s, best {min(cold):.3f} s over {len(cold)} runs")
     if args.json:
         args.json.write_text(json.dumps({"load_average": load_average(), "placelint": results,
-                                         "tensorflow": tf, "pbtxt": pbtxt, "cold": cold},
+                                         "tensorflow": tf, "pbtxt": pbtxt, "cold": cold,
+                                         "cli": cli},
                                         indent=1, default=str))
     return 0
 
