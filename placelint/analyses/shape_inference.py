@@ -25,6 +25,7 @@ guessed. TF1 loops: back edges are skipped on the first pass; a ``Merge`` whose
 
 from __future__ import annotations
 
+import functools
 from math import prod
 from typing import Callable, Iterable
 
@@ -309,12 +310,11 @@ class _Inferencer:
         #: (node, slot) -> (shape, dtype) of the variable a resource handle refers to
         self.handles: dict[tuple[str, int], tuple[Shape | None, int | None]] = {}
         self.merge_override: dict[str, Shape | None] = {}
-        self._attr_shapes: dict[bytes, Shape | None] = {}
+        #: a variable's serialized shape attr -> _attr_shape of it (see _variable)
+        self.attr_shapes: dict[bytes, Shape | None] = {}
         self._base_dtypes: dict[tuple, list[int | None]] = {}
-        self.merges: list[Node] | None = None     #: the Merge nodes, found on the first pass
-        table = cost_table()
-        self.arity = {op: arity for op, (arity, _) in table.elementwise.items()}
-        self.reductions = frozenset(table.reductions) - {"ArgMax", "ArgMin"}
+        self.merges: list[Node] = []     #: the Merge nodes, listed by the first pass
+        self.rules = _rules()
 
     # -- access helpers used by the handlers
     def shape(self, src: str, slot: int) -> Shape | None:
@@ -329,68 +329,58 @@ class _Inferencer:
         """(shape, dtype) of the variable a resource input refers to."""
         return None if edge is None else self.handles.get((edge.src, edge.src_slot))
 
-    def attr_shape(self, node: Node, key: str) -> Shape | None:
-        """``_attr_shape``, memoized on the attr's serialized bytes: every variable has a
-        shape attr, a model's variables share few shapes, and serializing the attr costs a
-        third of reading the protobuf shape dim by dim."""
-        a = node.attrs.get(key)
-        if a is None:
-            return None
-        raw = a.SerializeToString()
-        memo = self._attr_shapes
-        if raw in memo:
-            return memo[raw]
-        shape = memo[raw] = _attr_shape(node, key)
-        return shape
-
     def run(self, order: Iterable[Node]) -> bool:
         """One pass in topological order; True when a loop Merge had to be relaxed."""
         relaxed = False
         shapes, dtypes, values, handles = self.shapes, self.dtypes, self.values, self.handles
-        handlers, value_ops, source_value_ops = HANDLERS, VALUE_OPS, SOURCE_VALUE_OPS
-        arity, reductions, merge_override = self.arity, self.reductions, self.merge_override
+        rules, value_ops, source_value_ops = self.rules, VALUE_OPS, SOURCE_VALUE_OPS
+        merge_override, merges = self.merge_override, self.merges
         first_pass = not dtypes
-        ref_offset = _dt.REF_OFFSET
+        # dtype of a one-output node -> its dtypes list: every node's is a function of its
+        # output dtypes alone (``_dtypes``), and most nodes have one output (shared, read only)
+        one_output: dict[int, list[int | None]] = {}
         for node in order:
             op = node.op
             name = node.name
             ins: list[Shape | None] = []
             srcs: list[Edge | None] = []
+            n_in = 0    # len(ins), kept without the call
             for e in node.in_edges:
                 slot = e.src_slot
                 if slot < 0:
                     continue
-                outs = shapes.get(e.src)
-                shape = outs[slot] if outs is not None and slot < len(outs) else None
-                if e.dst_slot == len(ins):
+                # (try: the source's shapes are there, with that slot, unless the graph is
+                # invalid or the edge is a loop's back edge on the first pass)
+                try:
+                    shape = shapes[e.src][slot]
+                except (KeyError, IndexError):
+                    shape = None
+                if e.dst_slot == n_in:
                     ins.append(shape)
                     srcs.append(e)
+                    n_in += 1
                 else:  # edges out of slot order
-                    while len(ins) <= e.dst_slot:
+                    while n_in <= e.dst_slot:
                         ins.append(None)
                         srcs.append(None)
+                        n_in += 1
                     ins[e.dst_slot] = shape
                     srcs[e.dst_slot] = e
             od = node.output_dtypes
             recorded = node.output_shapes
             n_out = len(od) if od is not None else (len(recorded) if recorded is not None else 1)
-            handler = handlers.get(op)
-            out: list[Shape | None] | None = None
-            if handler is not None:
-                out = handler(self, node, ins, srcs)
-            elif op in arity:
-                a = arity[op]
-                if a == 1:
-                    out = [ins[0] if ins else None]
-                elif a == 2 and len(ins) >= 2:
-                    # *Grad ops take two tensors of the output's shape; the rest broadcast
-                    out = [merge(ins[0], ins[1]) if op.endswith("Grad") else broadcast(ins[0], ins[1])]
-                elif len(ins) >= 3:
-                    out = [broadcast(broadcast(ins[0], ins[1]), ins[2])]
-            elif op in reductions:
-                out = _reduction(self, node, ins, srcs)
-            if merge_override and (op == "Merge" or op == "RefMerge") and name in merge_override:
-                out = [merge_override[name], ()]
+            rule = rules.get(op)
+            if rule is _first:      # the most common rule, without the call
+                out = [ins[0] if ins else None]
+            elif rule is not None:
+                out = rule(self, node, ins, srcs)
+                if rule is _merge:      # Merge, RefMerge
+                    if first_pass:
+                        merges.append(node)
+                    elif name in merge_override:
+                        out = [merge_override[name], ()]
+            else:
+                out = None
             if out is None:
                 out = [None] * n_out
             elif len(out) < n_out:
@@ -399,10 +389,13 @@ class _Inferencer:
                 out = [refine(recorded[i] if i < len(recorded) else None, sh) for i, sh in enumerate(out)]
             shapes[name] = out
             if first_pass:
-                # the usual case inline: one output of a non-ref dtype, the node's own list
-                # (shared, not copied: read only)
-                dtypes[name] = od if od is not None and len(od) == 1 and 0 < od[0] <= ref_offset \
-                    else self._dtypes(node, srcs, n_out)
+                if od is not None and len(od) == 1:
+                    try:
+                        dtypes[name] = one_output[od[0]]
+                    except KeyError:
+                        dtypes[name] = one_output[od[0]] = self._dtypes(node, srcs, n_out)
+                else:
+                    dtypes[name] = self._dtypes(node, srcs, n_out)
             if op in value_ops:
                 if op in source_value_ops:
                     value_ops[op](self, node, ins, srcs)
@@ -419,9 +412,7 @@ class _Inferencer:
                 for slot in range(max(1, n_out)):
                     handles[(name, slot)] = h
         # Loop merges: compare with the NextIteration inputs computed later in the pass.
-        if self.merges is None:
-            self.merges = [node for node in self.graph.nodes.values() if node.op in ("Merge", "RefMerge")]
-        for node in self.merges:
+        for node in merges:
             back = [e for e in node.in_edges if e.src_slot >= 0
                     and self.graph.nodes[e.src].op in BACK_EDGE_SOURCES]
             if not back:
@@ -505,7 +496,18 @@ def _with_attr_shape(inf, node, ins, srcs):
 
 
 def _variable(inf, node, ins, srcs):
-    return [inf.attr_shape(node, "shape")]
+    # _attr_shape, memoized on the attr's serialized bytes: every variable has a shape
+    # attr, a model's variables share few shapes, and serializing the attr costs a third
+    # of reading the protobuf shape dim by dim
+    a = node.attrs.get("shape")
+    if a is None:
+        return [None]
+    raw = a.SerializeToString()
+    try:
+        return [inf.attr_shapes[raw]]
+    except KeyError:
+        shape = inf.attr_shapes[raw] = _attr_shape(node, "shape")
+        return [shape]
 
 
 def _var_handle(inf, node, ins, srcs):
@@ -522,8 +524,10 @@ def _matmul(inf, node, ins, srcs):
     if len(ins) < 2 or ins[0] is None or ins[1] is None or len(ins[0]) != 2 or len(ins[1]) != 2:
         return None
     a, b = ins[0], ins[1]
-    m = a[1] if _attr_b(node, "transpose_a") else a[0]
-    n = b[0] if _attr_b(node, "transpose_b") else b[1]
+    attrs = node.attrs      # (_attr_b written out: every MatMul asks)
+    transpose_a, transpose_b = attrs.get("transpose_a"), attrs.get("transpose_b")
+    m = a[1] if transpose_a is not None and transpose_a.b else a[0]
+    n = b[0] if transpose_b is not None and transpose_b.b else b[1]
     return [(m, n)]
 
 
@@ -994,10 +998,6 @@ def _split(inf, node, ins, srcs):
     return [x[:axis] + (s if s is not None and s >= 0 else -1,) + x[axis + 1:] for s in sizes]
 
 
-def _bias_add(inf, node, ins, srcs):
-    return [merge(ins[0], None) if ins else None]
-
-
 def _xent(inf, node, ins, srcs):
     logits = ins[0] if ins else None
     if logits is None or len(logits) != 2:
@@ -1068,8 +1068,41 @@ _register(_gather, "GatherV2 Gather")
 _register(_resource_gather, "ResourceGather")
 _register(_one_hot, "OneHot")
 _register(_split, "Split SplitV")
-_register(_bias_add, "BiasAdd BiasAddV1")
+_register(_first, "BiasAdd BiasAddV1")     # the value's shape (merged with nothing)
 _register(_xent, "SoftmaxCrossEntropyWithLogits")
+
+def _binary(inf, node, ins, srcs):
+    return [broadcast(ins[0], ins[1])] if len(ins) >= 2 else None
+
+
+def _binary_grad(inf, node, ins, srcs):
+    # *Grad ops take two tensors of the output's shape; the other binary ops broadcast
+    return [merge(ins[0], ins[1])] if len(ins) >= 2 else None
+
+
+def _ternary(inf, node, ins, srcs):
+    return [broadcast(broadcast(ins[0], ins[1]), ins[2])] if len(ins) >= 3 else None
+
+
+@functools.lru_cache(maxsize=1)
+def _rules() -> dict[str, Handler]:
+    """op -> its handler: ``HANDLERS``, then the cost table's elementwise ops by arity,
+    then its reductions. One dict, so that each node costs one look-up."""
+    table = cost_table()
+    rules: dict[str, Handler] = {}
+    for op, (arity, _) in table.elementwise.items():
+        if arity == 1:
+            rules[op] = _first      # (the loop calls _first inline)
+        elif arity == 2:
+            rules[op] = _binary_grad if op.endswith("Grad") else _binary
+        else:
+            rules[op] = _ternary
+    for op in table.reductions:
+        if op not in ("ArgMax", "ArgMin"):
+            rules[op] = _reduction
+    rules.update(HANDLERS)
+    return rules
+
 
 #: ops whose resource-handle input passes through to their outputs
 HANDLE_PASS = frozenset({"Identity", "IdentityN", "_Arg", "_Retval", "Enter", "Exit", "Switch",
