@@ -206,6 +206,8 @@ class _Placer:
         #: positions of the generator nodes (no data inputs, one non-ref output): they are
         #: placed in a second pass, after their consumers
         self.generators: list[int] = []
+        #: positions of the nodes a union made children (every other node is a root)
+        self.joined: list[int] = []
         self._filtered: dict[tuple[int, int], tuple[list[Device], list, list[Device]]] = {}
         self._candidates: dict[tuple[int, int], tuple[DeviceSpec, list, list[Device]]] = {}
 
@@ -227,14 +229,17 @@ class _Placer:
         # same kernels: their supported types are computed once and the list is shared.
         kernels: dict[tuple, tuple] = {}
         members = self.members
+        generators = self.generators
         unknown_ops = self.result.unknown_ops
         for i, node in enumerate(self.order):
             op = node.op
-            key = (op, node.op_signature if node.op_signature is not None else
-                   self._signature(node))
+            signature = node.op_signature
+            if signature is None:
+                signature = self._signature(node)
+            key = (op, signature)
             hit = kernels.get(key)
             if hit is None:
-                hit = kernels[key] = self._kernel_types(node, key[1])
+                hit = kernels[key] = self._kernel_types(node, signature)
             info, supported = hit
             if info is None:
                 unknown_ops.setdefault(op, []).append(node.name)
@@ -242,11 +247,15 @@ class _Placer:
             members.append(m)
             # Generators: no data inputs, one output. A ref or DT_RESOURCE one keeps its
             # requested device as a resource device; any other waits for the second pass.
+            # (A first in-edge that is a data edge answers the input test without a call:
+            # in_edges list data edges first.)
             resource_generator = False
-            if not _has_data_input(node) and self._num_outputs(node, info) == 1:
+            in_edges = node.in_edges
+            if (not in_edges or (in_edges[0].src_slot < 0 and not _has_data_input(node))) \
+                    and self._num_outputs(node, info) == 1:
                 t = node.output_dtypes[0] if node.output_dtypes else None
                 if t is None or t <= 100:
-                    self.generators.append(i)
+                    generators.append(i)
                 resource_generator = t is not None and (t > 100 or t == 20)
             if not supported:
                 self._fail_init(node, i, NO_KERNEL, self._no_kernel_message(node))
@@ -328,6 +337,7 @@ class _Placer:
         new.assigned, new.resource, new.requested, new.supported = assigned, resource, requested, supported
         new.possible = None
         old.parent = new_r
+        self.joined.append(old_r)
         if mx.rank == my.rank:
             new.rank += 1
         if old_r in self.failed_roots:
@@ -443,9 +453,8 @@ class _Placer:
         return hit[2]
 
     def devices_for(self, node: Node, m: _Member) -> tuple[list[Device] | None, PlacerEvent | None]:
-        """The candidate devices of group ``m`` (``node``'s), or the error TF gives."""
-        if m.possible is not None:
-            return m.possible, None
+        """The candidate devices of group ``m`` (``node``'s), or the error TF gives; the
+        caller first tries ``m.possible``, the answer kept until the group changes."""
         # an empty request matches every device: the same candidates as no request
         devices = self.candidates(m.requested, m.supported)
         if not devices:
@@ -509,16 +518,28 @@ class _Placer:
 
     # -- assignment ------------------------------------------------------------------------
     def place_node(self, node: Node, i: int, second_pass: bool):
-        root = self.find(i)
+        members = self.members
+        # ``find`` inlined for the usual case, a root or a root's child (one call per node)
+        root = members[i].parent
+        if members[root].parent != root:
+            root = self.find(i)
         if root in self.failed_roots:
             return
-        m = self.members[root]
-        devices, err = self.devices_for(node, m)
-        if err is not None:
-            err.message = f"Cannot assign a device for operation {node.name}: {err.message}"
-            self.result.errors.append(err)
-            self.failed_roots.add(root)
-            return
+        m = members[root]
+        devices = m.possible
+        if devices is None:
+            # the usual case first: ``candidates``' cache holds a non-empty answer (read
+            # here, not through two calls, as most groups are single nodes that ask once)
+            hit = self._candidates.get((id(m.requested), id(m.supported)))
+            if hit is not None and hit[2]:
+                devices = m.possible = hit[2]
+        if devices is None:
+            devices, err = self.devices_for(node, m)
+            if err is not None:
+                err.message = f"Cannot assign a device for operation {node.name}: {err.message}"
+                self.result.errors.append(err)
+                self.failed_roots.add(root)
+                return
         chosen = None
         dev_of = self.result.device
         if second_pass:
@@ -540,7 +561,9 @@ class _Placer:
         # as exactly that device.
         dev_of[node.name] = device.name
         spec = device.spec
-        if m.assigned is _EMPTY or m.assigned != spec:
+        assigned = m.assigned
+        # (``is`` first: a frozen dataclass's ``!=`` builds two tuples)
+        if assigned is _EMPTY or (assigned is not spec and assigned != spec):
             m.assigned = m.resource = m.requested = spec
             m.possible = None
 
@@ -565,18 +588,20 @@ class _Placer:
         self.colocate_ref_edges()
         self.colocate_class_groups()
         generators = set(self.generators)
+        place_node = self.place_node
         for i, node in enumerate(self.order):
             if i not in generators:
-                self.place_node(node, i, False)
+                place_node(node, i, False)
         for i in self.generators:
-            self.place_node(self.order[i], i, True)
-        # each node's group root: after the passes above (path compression) a parent is
-        # almost always the root itself, so ``find`` is called only for the rest
-        find, members = self.find, self.members
-        names = [n.name for n in self.order]
-        roots = [m.parent if members[m.parent].parent == m.parent else find(i)
-                 for i, m in enumerate(members)]
-        self.result.group_of = dict(zip(names, [names[r] for r in roots]))
+            place_node(self.order[i], i, True)
+        # Each node's group root. A node is its own root unless a union made it a child,
+        # so every node maps to itself and only the joined ones are looked up.
+        names = list(self.idx)      # (``idx`` lists the nodes in processing order)
+        group_of = dict(zip(names, names))
+        find = self.find
+        for i in self.joined:
+            group_of[names[i]] = names[find(i)]
+        self.result.group_of = group_of
         return self.result
 
 

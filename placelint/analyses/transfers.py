@@ -117,28 +117,35 @@ def _frames(graph: Graph) -> tuple[dict[str, str], dict[str, str]]:
     nodes = graph.nodes
     frames: dict[str, str] = {}
     parents: dict[str, str] = {}
+    if not any(n.op in ENTER_OPS for n in nodes.values()):
+        # No TF1 loop: every frame is the root frame but a functional While body's. (The
+        # walk below would visit every node to say so; the key order is the walk's: nodes
+        # without inputs first.)
+        looped = [(name, node) for name, node in nodes.items() if node.loop]
+        frames = {name: node.loop for name, node in looped if not node.in_edges}
+        frames.update((name, node.loop) for name, node in looped if node.in_edges)
+        return frames, parents
     ready = deque(name for name, node in nodes.items() if not node.in_edges)
     for name in ready:
         frames[name] = ""
-    if any(n.op in ENTER_OPS for n in nodes.values()):
-        while ready:
-            name = ready.popleft()
-            node = nodes[name]
-            frame = frames[name]
-            if node.op in EXIT_OPS:       # "Exit to the parent frame."
-                frame = parents.get(frame, "")
-            for e in node.out_edges:
-                if e.dst in frames:       # first visit decides (TF then checks consistency)
-                    continue
-                dst = nodes[e.dst]
-                if dst.op in ENTER_OPS:
-                    child = (dst.attrs["frame_name"].s.decode("utf-8", "replace")
-                             if "frame_name" in dst.attrs else dst.name)
-                    frames[e.dst] = child
-                    parents.setdefault(child, frame)
-                else:
-                    frames[e.dst] = frame
-                ready.append(e.dst)
+    while ready:
+        name = ready.popleft()
+        node = nodes[name]
+        frame = frames[name]
+        if node.op in EXIT_OPS:       # "Exit to the parent frame."
+            frame = parents.get(frame, "")
+        for e in node.out_edges:
+            if e.dst in frames:       # first visit decides (TF then checks consistency)
+                continue
+            dst = nodes[e.dst]
+            if dst.op in ENTER_OPS:
+                child = (dst.attrs["frame_name"].s.decode("utf-8", "replace")
+                         if "frame_name" in dst.attrs else dst.name)
+                frames[e.dst] = child
+                parents.setdefault(child, frame)
+            else:
+                frames[e.dst] = frame
+            ready.append(e.dst)
     for name, node in nodes.items():
         if node.loop:
             frames[name] = node.loop
@@ -235,13 +242,14 @@ def find_transfers(graph: Graph, placement, shapes=None) -> list[Transfer]:
                 continue
             if e.src in replicated:
                 src_dev = _host_cpu(dst_dev)
-            if e.control:
+            control = e.src_slot < 0       # (``Edge.control``, without a property call per edge)
+            if src_dev == dst_dev and (control or dst_is_cpu):
+                continue                    # the usual case: no transfer, nothing else to ask
+            if control:
                 on_host = dst_is_cpu
             else:
                 on_host = dst_is_cpu or e.dst_slot in memory(dst.name)[0]
             if src_dev == dst_dev:
-                if e.control or dst_is_cpu:
-                    continue
                 src_on_host = e.src_slot in memory(e.src)[1]
                 if src_on_host == on_host:
                     continue        # same device, same memory type: a plain edge
@@ -252,8 +260,8 @@ def find_transfers(graph: Graph, placement, shapes=None) -> list[Transfer]:
             if t is None:
                 loop = frames.get(e.src, "")
                 t = Transfer(src=e.src, src_slot=e.src_slot, src_device=src_dev, dst_device=dst_dev,
-                             control=e.control, in_loop=bool(loop), loop=loop, recv_on_host=on_host)
-                if e.control:
+                             control=control, in_loop=bool(loop), loop=loop, recv_on_host=on_host)
+                if control:
                     t.dtype, t.bytes = 1, 0    # a DT_FLOAT tensor of shape {0}
                 elif shapes is not None:
                     t.dtype = shapes.dtype(e.src, e.src_slot)
