@@ -1071,6 +1071,7 @@ _register(_split, "Split SplitV")
 _register(_first, "BiasAdd BiasAddV1")     # the value's shape (merged with nothing)
 _register(_xent, "SoftmaxCrossEntropyWithLogits")
 
+
 def _binary(inf, node, ins, srcs):
     return [broadcast(ins[0], ins[1])] if len(ins) >= 2 else None
 
@@ -1099,7 +1100,7 @@ def _rules() -> dict[str, Handler]:
             rules[op] = _ternary
     for op in table.reductions:
         if op not in ("ArgMax", "ArgMin"):
-            rules[op] = _reduction
+            rules.setdefault(op, _reduction)    # an elementwise rule comes first
     rules.update(HANDLERS)
     return rules
 
