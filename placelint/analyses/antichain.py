@@ -60,13 +60,14 @@ def max_antichain(n: int, src: np.ndarray, dst: np.ndarray, members: np.ndarray)
         return Antichain(k, member_idx.astype(np.int64))
     net = _Network(n, src, dst, member_idx)
     if net.size <= SMALL_NETWORK:
-        flow, reached_list = _small_max_flow(net.size, net.rows.tolist(), net.cols.tolist(),
-                                             net.caps.tolist(), net.t, net.s)
-        width = k - flow
+        flow, reached_list = net.small_max_flow()
         reached = np.zeros(net.size, dtype=bool)
         reached[reached_list] = True
     else:
-        width, reached = _scipy_max_flow(net.size, net.rows, net.cols, net.caps, net.t, net.s, k)
+        cap, result = net.scipy_max_flow()
+        flow = int(result.flow_value)
+        reached = _residual_reach(cap, result.flow, net.t)
+    width = k - flow
     out_id = net.out_id
     chosen = member_idx[reached[out_id[member_idx]] & ~reached[member_idx]]
     if chosen.size != width:  # cannot happen for a DAG; guards against cyclic input
@@ -85,14 +86,8 @@ def antichain_width(n: int, src: np.ndarray, dst: np.ndarray, members: np.ndarra
         return k
     net = _Network(n, src, dst, member_idx)
     if net.size <= SMALL_NETWORK:
-        return k - _small_max_flow(net.size, net.rows.tolist(), net.cols.tolist(), net.caps.tolist(),
-                                   net.t, net.s)[0]
-    from scipy.sparse import csr_array
-    from scipy.sparse.csgraph import maximum_flow
-
-    cap = csr_array((net.caps, (net.rows, net.cols)), shape=(net.size, net.size))
-    cap.sum_duplicates()
-    return k - int(maximum_flow(cap, net.t, net.s, method="dinic").flow_value)
+        return k - net.small_max_flow()[0]
+    return k - int(net.scipy_max_flow()[1].flow_value)
 
 
 class _Network:
@@ -126,24 +121,33 @@ class _Network:
         ])
         self.out_id, self.s, self.t, self.size = out_id, s, t, n_vertices
 
+    def small_max_flow(self) -> tuple[int, list[int]]:
+        """The maximum flow pushed back from ``t`` to ``s`` by the pure-Python Dinic, and the
+        vertices reachable from ``t`` in the final residual network."""
+        return _small_max_flow(self.size, self.rows.tolist(), self.cols.tolist(),
+                               self.caps.tolist(), self.t, self.s)
 
-def _scipy_max_flow(n_vertices, rows, cols, caps, t, s, k) -> tuple[int, np.ndarray]:
-    """Width and the vertices reachable from ``t`` in the final residual network."""
-    from scipy.sparse import csr_array
-    from scipy.sparse.csgraph import breadth_first_order, maximum_flow
+    def scipy_max_flow(self):
+        """(capacity matrix, scipy's ``MaximumFlowResult``) of that flow, by scipy's Dinic."""
+        from scipy.sparse import csr_array
+        from scipy.sparse.csgraph import maximum_flow
 
-    cap = csr_array((caps, (rows, cols)), shape=(n_vertices, n_vertices))
-    cap.sum_duplicates()
-    result = maximum_flow(cap, t, s, method="dinic")
-    width = k - int(result.flow_value)
+        cap = csr_array((self.caps, (self.rows, self.cols)), shape=(self.size, self.size))
+        cap.sum_duplicates()
+        return cap, maximum_flow(cap, self.t, self.s, method="dinic")
+
+
+def _residual_reach(cap, flow, t: int) -> np.ndarray:
+    """Bool mask of the vertices reachable from ``t`` in the residual network of ``flow``."""
+    from scipy.sparse.csgraph import breadth_first_order
 
     # Residual network: cap - flow (flow is antisymmetric, so reverse arcs appear).
-    residual = (cap.astype(np.int64) - result.flow.astype(np.int64)).tocsr()
+    residual = (cap.astype(np.int64) - flow.astype(np.int64)).tocsr()
     residual.data[residual.data < 0] = 0
     residual.eliminate_zeros()
-    reached = np.zeros(n_vertices, dtype=bool)
+    reached = np.zeros(cap.shape[0], dtype=bool)
     reached[breadth_first_order(residual, t, directed=True, return_predecessors=False)] = True
-    return width, reached
+    return reached
 
 
 def _small_max_flow(n: int, rows: list[int], cols: list[int], caps: list[int], source: int,
