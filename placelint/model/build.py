@@ -216,17 +216,8 @@ class _Builder:
                 edge = Edge(source.name, src_slot, name, dst_slot)
                 source.out_edges.append(edge)
                 in_edges.append(edge)
-                if typed and src_slot >= 0:
-                    if types is not None and dst_slot < len(types) \
-                            and (dtype := types[dst_slot]) is not None \
-                            and (src_types := source.output_dtypes) is not None \
-                            and src_slot < len(src_types):
-                        # _type_edge's usual case, without the call: a known input dtype
-                        # and a source output that exists
-                        edge.dtype = dtype
-                        edge.ref = dtype == DT_RESOURCE or dtype > 100
-                    elif _type_edge(edge, source, types):
-                        self._bad_inputs.setdefault(name, []).append(edge)
+                if typed and src_slot >= 0 and _type_edge(edge, source, types):
+                    self._bad_inputs.setdefault(name, []).append(edge)
             else:
                 pending.append((src, src_slot, name, dst_slot, text))
 
