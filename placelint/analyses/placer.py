@@ -247,12 +247,8 @@ class _Placer:
             members.append(m)
             # Generators: no data inputs, one output. A ref or DT_RESOURCE one keeps its
             # requested device as a resource device; any other waits for the second pass.
-            # (A first in-edge that is a data edge answers the input test without a call:
-            # in_edges list data edges first.)
             resource_generator = False
-            in_edges = node.in_edges
-            if (not in_edges or (in_edges[0].src_slot < 0 and not _has_data_input(node))) \
-                    and self._num_outputs(node, info) == 1:
+            if not _has_data_input(node) and self._num_outputs(node, info) == 1:
                 t = node.output_dtypes[0] if node.output_dtypes else None
                 if t is None or t <= 100:
                     generators.append(i)
