@@ -514,21 +514,11 @@ class _Placer:
 
     # -- assignment ------------------------------------------------------------------------
     def place_node(self, node: Node, i: int, second_pass: bool):
-        members = self.members
-        # ``find`` inlined for the usual case, a root or a root's child (one call per node)
-        root = members[i].parent
-        if members[root].parent != root:
-            root = self.find(i)
+        root = self.find(i)
         if root in self.failed_roots:
             return
-        m = members[root]
+        m = self.members[root]
         devices = m.possible
-        if devices is None:
-            # the usual case first: ``candidates``' cache holds a non-empty answer (read
-            # here, not through two calls, as most groups are single nodes that ask once)
-            hit = self._candidates.get((id(m.requested), id(m.supported)))
-            if hit is not None and hit[2]:
-                devices = m.possible = hit[2]
         if devices is None:
             devices, err = self.devices_for(node, m)
             if err is not None:
