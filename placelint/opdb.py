@@ -373,10 +373,8 @@ class OpInfo:
                 key.append(None)
         return tuple(key)
 
-    _signature = signature      # the name the memoized methods below call
-
     def _memoized(self, what: str, attrs: AttrMap | None, extra, compute, signature=None):
-        key = (what, self._signature(attrs) if signature is None else signature, extra)
+        key = (what, self.signature(attrs) if signature is None else signature, extra)
         try:
             hit = self._memo[key]
         except KeyError:
@@ -482,7 +480,7 @@ class OpInfo:
         the builder, which asks for all three per node. The signature is the first equal
         one seen, so nodes with equal attrs share one tuple rather than each keeping its own."""
         # a plain dict lookup on a hit (_arg_types raises no OpDBError, so no error memo)
-        key = self._signature(attrs)
+        key = self.signature(attrs)
         hit = self._io_memo.get(key)
         if hit is None:
             hit = self._io_memo[key] = (key, self._arg_types(self.input_args, attrs),
