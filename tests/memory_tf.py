@@ -1,6 +1,7 @@
 """TensorFlow's own memory accounting for a small corpus, as the judge of analyses/memory.py.
 
-``python tests/memory_tf.py OUT.json`` builds each model of :data:`MODELS` (every op under an
+``python tests/memory_tf.py OUT.json`` builds each model of :data:`MODELS` (TF1 training graphs
+with Adam, SGD, Momentum; Keras 3 layers built in graph mode; every op under an
 explicit ``tf.device`` on one of 3 CPU devices), runs one step in a ``tf.compat.v1.Session``
 with ``device_count={'CPU': 3}``, Grappler and constant folding off (as
 tests/differential/oracle.py), one inter-op thread, and ``RunOptions(trace_level=FULL_TRACE,
@@ -89,6 +90,45 @@ def _cnn_sgd(tf):
     return train.name, {"x:0": (8, 16, 16, 3), "y:0": (8, 10)}
 
 
+def _keras_momentum(tf):
+    """Keras 3 layers (built in graph mode, each under its device) trained by a TF1 optimizer
+    with slots (Momentum): the Keras model split over 3 CPU devices of the issue."""
+    import keras
+    tf1 = tf.compat.v1
+    with tf.device("/device:CPU:0"):
+        x = tf1.placeholder(tf.float32, [16, 48], name="x")
+        y = tf1.placeholder(tf.float32, [16, 10], name="y")
+        h = keras.layers.Dense(96, activation="relu", name="dense_0")(x)
+    with tf.device("/device:CPU:1"):
+        h = keras.layers.LayerNormalization(name="norm")(h)
+        h = keras.layers.Dense(64, activation="tanh", name="dense_1")(h)
+    with tf.device("/device:CPU:2"):
+        logits = keras.layers.Dense(10, name="dense_2")(h)
+        loss = keras.losses.CategoricalCrossentropy(from_logits=True)(y, logits)
+        train = tf1.train.MomentumOptimizer(0.01, 0.9).minimize(
+            loss, colocate_gradients_with_ops=True)
+    return train.name, {"x:0": (16, 48), "y:0": (16, 10)}
+
+
+def _keras_cnn_adam(tf):
+    """Keras 3 convolution, pooling and dense layers over 3 CPU devices, trained by Adam."""
+    import keras
+    tf1 = tf.compat.v1
+    with tf.device("/device:CPU:0"):
+        x = tf1.placeholder(tf.float32, [4, 12, 12, 3], name="x")
+        y = tf1.placeholder(tf.float32, [4, 5], name="y")
+        h = keras.layers.Conv2D(8, 3, padding="same", activation="relu", name="conv_0")(x)
+        h = keras.layers.MaxPooling2D(2, name="pool_0")(h)
+    with tf.device("/device:CPU:1"):
+        h = keras.layers.Conv2D(16, 3, activation="relu", name="conv_1")(h)
+        h = keras.layers.Flatten(name="flatten")(h)
+    with tf.device("/device:CPU:2"):
+        logits = keras.layers.Dense(5, name="dense")(h)
+        loss = keras.losses.CategoricalCrossentropy(from_logits=True)(y, logits)
+        train = tf1.train.AdamOptimizer(0.001).minimize(loss, colocate_gradients_with_ops=True)
+    return train.name, {"x:0": (4, 12, 12, 3), "y:0": (4, 5)}
+
+
 #: Ops whose output buffer lives across steps (a kernel-held constant, a variable; a
 #: ReadVariableOp outside copy-on-read mode outputs the variable's own buffer).
 RESIDENT_OPS = frozenset({"Const", "HostConst", "VariableV2", "Variable", "VarHandleOp"})
@@ -96,7 +136,8 @@ RESIDENT_OPS = frozenset({"Const", "HostConst", "VariableV2", "Variable", "VarHa
 #: Traced runs of each step: the peak TF reaches varies between them (see _run).
 TRACED_RUNS = 7
 
-MODELS = {"dense_adam": _dense_adam, "mlp_split": _mlp_split, "cnn_sgd": _cnn_sgd}
+MODELS = {"dense_adam": _dense_adam, "mlp_split": _mlp_split, "cnn_sgd": _cnn_sgd,
+          "keras_momentum": _keras_momentum, "keras_cnn_adam": _keras_cnn_adam}
 
 
 def _session_config(tf):

@@ -1,4 +1,5 @@
-"""TensorFlow judges the memory analysis: for each model of tests/memory_tf.py (one traced
+"""TensorFlow judges the memory analysis: for each model of tests/memory_tf.py (TF1 training
+graphs and Keras 3 models split over 3 CPU devices; one traced
 step on 3 CPU devices), per device, the variables' bytes are exact, every output whose size is
 static has TF's requested allocation size, and the predicted peak of transient bytes is within
 15% of the peak reconstructed from TF's trace; the lower bound never exceeds the prediction.
@@ -71,3 +72,18 @@ def test_peak_within_15_percent_of_tf(model, tf_answers, predicted):
         assert any(abs(d.peak_bytes - p) <= 0.15 * p for p in runs), (device, d.peak_bytes, runs)
         assert d.peak_lower_bound_bytes <= d.peak_bytes
         assert d.unknown_ops == []
+
+
+def test_benchmark_readme_lists_every_model_within_15_percent():
+    """benchmarks/README.md's table is the measured comparison of the whole corpus."""
+    readme = (Path(__file__).resolve().parent.parent / "benchmarks" / "README.md").read_text()
+    section = readme.split("## Device memory against TensorFlow", 1)[1]
+    table = section.split("```", 3)[3].split("```", 1)[0]       # the second code block
+    rows = [line.split() for line in table.strip().splitlines()[1:]]
+    assert {r[0] for r in rows} == set(memory_tf.MODELS)
+    assert len(rows) == 3 * len(memory_tf.MODELS)       # one row per CPU device
+    for r in rows:
+        assert r[2] == r[3], r                           # variables exact
+        assert abs(float(r[7].rstrip("%"))) <= 15, r     # peak within 15% of a TF peak
+        same, compared = r[8].split("/")
+        assert same == compared, r
