@@ -174,11 +174,71 @@ def test_rules_fire_on_budget_and_stay_silent_without_one():
                    "--memory", "GPU=8GiB", "--gpu-memory-fraction", "0.53", "--batch-size", "1"],
                   cwd=ROOT)
     assert high.codes() == ["PL402"] and "96% of the budget" in high.stdout
-    assert over.stdout.splitlines()[-3:-1] == [
-        f"{MLP}: memory per device (resident + peak of one step / budget):",
-        "  GPU:0: 4.1 GiB (+ 11 op(s) of unknown size) of 4.0 GiB (102%)"]
+    assert over.stdout.splitlines()[-5:-1] == [
+        f"{MLP}: memory per device (peak of one step in graph order; bound: no schedule "
+        "needs less):",
+        "  device  resident  peak  bound      total          budget",
+        "  CPU:0        0 B   0 B    0 B        0 B               -",
+        "  GPU:0    4.1 GiB   0 B    0 B  4.1 GiB+?  4.0 GiB (102%)"]
     bad = invoke(["memory", MLP, "--gpu-memory-fraction", "2"], cwd=ROOT)
     assert bad.exit_code == 2 and "--gpu-memory-fraction must be a number in (0, 1]" in bad.stderr
+
+
+CHECK = ["check", MLP, "--isolated", "--no-cache", "--select", "PL4", "--memory", "GPU=4GiB",
+         "--batch-size", "256"]
+
+
+def test_check_json_carries_each_devices_memory_with_its_budget():
+    r = invoke(CHECK + ["-f", "json"], cwd=ROOT)
+    model = json.loads(r.stdout)["models"][0]
+    gpu, cpu = model["memory"]["devices"][GPU0], model["memory"]["devices"][CPU0]
+    assert gpu["resident_bytes"] == 4 * 16384 * 16384 * 4 + 16384 * 1000 * 4
+    assert gpu["peak_bytes"] == gpu["peak_lower_bound_bytes"] == 2 * 256 * 16384 * 4
+    assert gpu["budget_bytes"] == 4 << 30 and gpu["budget"] == "GPU=4GiB"
+    assert gpu["largest"][0] == {"name": "dense_0/kernel", "kind": "variable", "bytes": 1 << 30}
+    assert gpu["unknown_ops"] == []
+    assert cpu["resident_bytes"] == cpu["peak_bytes"] == 0 and cpu["budget_bytes"] is None
+    # the same objects as `placelint memory --format json`, plus the budget
+    alone = json.loads(invoke(["memory", MLP, "--batch-size", "256", "-f", "json"],
+                              cwd=ROOT).stdout)[0]["devices"]
+    assert {k: v for k, v in gpu.items() if not k.startswith("budget")} == alone[GPU0]
+    # without a budget check does not analyse memory
+    quiet = invoke(["check", MLP, "--isolated", "--no-cache", "-f", "json"], cwd=ROOT)
+    assert json.loads(quiet.stdout)["models"][0]["memory"] is None
+
+
+def test_check_text_full_and_markdown_show_the_memory_table():
+    full = invoke(CHECK + ["--output-format", "full"], cwd=ROOT).stdout.splitlines()
+    at = full.index(f"{MLP}: memory per device (peak of one step in graph order; bound: no "
+                    "schedule needs less):")
+    assert full[at + 1:at + 5] == [
+        "  device  resident      peak     bound    total          budget",
+        "  CPU:0        0 B       0 B       0 B      0 B               -",
+        "  GPU:0    4.1 GiB  32.0 MiB  32.0 MiB  4.1 GiB  4.0 GiB (102%)",
+        "  largest on GPU:0: dense_0/kernel (variable, 1.0 GiB), dense_1/kernel (variable, "
+        "1.0 GiB), dense_2/kernel (variable, 1.0 GiB), dense_3/kernel (variable, 1.0 GiB), "
+        "dense_4/kernel (variable, 62.5 MiB)"]
+    md = invoke(CHECK + ["-f", "markdown"], cwd=ROOT).stdout.splitlines()
+    at = md.index("#### Memory per device")
+    assert md[at + 2:] == [
+        "| Model | Device | Resident | Peak | Bound | Total | Budget |",
+        "|---|---|---:|---:|---:|---:|---:|",
+        f"| `{MLP}` | `CPU:0` | 0 B | 0 B | 0 B | 0 B | - |",
+        f"| `{MLP}` | `GPU:0` | 4.1 GiB | 32.0 MiB | 32.0 MiB | 4.1 GiB | 4.0 GiB (102%) |"]
+    clean = invoke(["check", MLP, "--isolated", "--no-cache", "-f", "markdown"], cwd=ROOT)
+    assert "Memory per device" not in clean.stdout
+
+
+def test_readme_check_memory_table_is_what_placelint_prints():
+    readme = (ROOT / "README.md").read_text()
+    command = f"$ placelint check {MLP} --memory GPU=4GiB --batch-size 256 --select PL4"
+    block = readme.split(command + "\n", 1)[1].split("```", 1)[0].splitlines()
+    r = invoke(command.split()[2:] + ["--no-cache"], cwd=ROOT)
+    assert r.exit_code == 1
+    out = r.stdout.splitlines()
+    assert len(block) == len(out)
+    for shown, printed in zip(block, out):
+        assert printed.startswith(shown.removesuffix(" ..."))
 
 
 def test_readme_memory_example_is_what_placelint_prints():

@@ -72,6 +72,18 @@ def budget_for(device: str, memory: dict[str, int], gpu_fraction: float | None
     return None
 
 
+def device_objects(report, settings) -> dict[str, dict]:
+    """Full device name -> the device's memory as JSON (``DeviceMemory.to_json``) with
+    ``budget_bytes`` and ``budget`` (how it was set), both None when no budget names it."""
+    out = {}
+    for name, d in sorted(report.devices.items()):
+        obj = d.to_json()
+        found = budget_for(name, settings.memory, settings.gpu_memory_fraction)
+        obj["budget_bytes"], obj["budget"] = found if found is not None else (None, None)
+        out[name] = obj
+    return out
+
+
 def _size(n: int) -> str:
     for unit, scale in (("TiB", 1 << 40), ("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
         if n % scale == 0:

@@ -2,7 +2,7 @@
 
 ::
 
-    {"models": [{"model", "format", "entry", "devices", "diagnostics": [...]}],
+    {"models": [{"model", "format", "entry", "devices", "diagnostics": [...], "memory"}],
      "summary": {"models", "models_with_findings", "findings", "nodes", "by_severity",
                  "by_rule", "devices", "baseline_hidden"}}
 
@@ -14,6 +14,13 @@ created the node when that file is in the project, else the model file),
 ``python_location`` (``file``, ``line``, ``column``, ``function`` from the debug info, or
 null) and ``model_location`` (``file``, ``line``: the model file and the node's line in a
 text model). Files are relative to the current directory when below it.
+
+``memory`` is null unless a budget is set (``--memory`` or ``memory`` in the config: only
+then does ``check`` analyse memory), else ``{"devices": {FULL_DEVICE_NAME:
+{"resident_bytes", "peak_bytes", "peak_lower_bound_bytes", "unknown_ops", "largest":
+[{"name", "kind", "bytes"}], "budget_bytes", "budget"}}}``, the objects of ``placelint
+memory --format json`` with the device's budget (bytes, and how it was set; null for a
+device no budget names).
 """
 
 from __future__ import annotations
@@ -50,6 +57,7 @@ def model_object(result, info: RunInfo) -> dict:
         "entry": result.entry,
         "devices": list(info.device_names),
         "diagnostics": [diagnostic_object(d, info) for d in result.diagnostics],
+        "memory": None if result.memory is None else {"devices": result.memory},
     }
 
 

@@ -1,7 +1,8 @@
 """Markdown: a summary fit for a pull-request comment (or a GitHub job summary).
 
 A headline with the counts, a table of findings per rule, then the findings themselves in
-a collapsed table (at most ``MAX_ROWS`` rows, so a comment stays under GitHub's size limit).
+a collapsed table (at most ``MAX_ROWS`` rows, so a comment stays under GitHub's size limit),
+and with a memory budget (``--memory``) a table of each model's memory per device.
 """
 
 from __future__ import annotations
@@ -47,7 +48,7 @@ def render(results, info: RunInfo) -> str:
     if info.baseline_hidden:
         out.append(f"{plural(info.baseline_hidden, 'known finding')} hidden by the baseline.")
     if not diags:
-        return "\n".join(out) + "\n"
+        return "\n".join(out + memory_table(results, info)) + "\n"
 
     by_rule = Counter((d.code, d.rule, d.severity) for d in diags)
     out += ["", "| Rule | Severity | Findings |", "|---|---|---:|"]
@@ -69,4 +70,22 @@ def render(results, info: RunInfo) -> str:
     if len(diags) > MAX_ROWS:
         out.append(f"| | | | | and {len(diags) - MAX_ROWS} more |")
     out += ["", "</details>"]
-    return "\n".join(out) + "\n"
+    return "\n".join(out + memory_table(results, info)) + "\n"
+
+
+def memory_table(results, info: RunInfo) -> list[str]:
+    """With a budget: one row per model and device (resident, peak of one step, lower
+    bound, total, budget); ``+?`` marks a total without the ops of unknown size."""
+    from .memory_text import HEAD, display_name, row_cells
+    models = [r for r in results if r.memory]
+    if not models:
+        return []
+    out = ["", "#### Memory per device", "",
+           "| Model | " + " | ".join(h.capitalize() for h in HEAD) + " |",
+           "|---|---|" + "---:|" * (len(HEAD) - 1)]
+    for r in models:
+        for name, obj in sorted(r.memory.items()):
+            cells = row_cells(obj, display_name(name, info.devices))
+            out.append(f"| {code(r.path)} | {code(cells[0])} | "
+                       + " | ".join(cell(c) for c in cells[1:]) + " |")
+    return out

@@ -7,7 +7,9 @@ in the project (the model follows as ``in MODEL``), else the model file and the 
 line in it. Full adds, under each finding, its detail (TensorFlow's own error text for the
 placement rules), the fix, every node,
 the related nodes, both locations and the rule's documentation. ``--statistics`` prints
-counts per rule instead of the findings. On a terminal the path is bold, the code and
+counts per rule instead of the findings. After the findings: what was analysed, the
+transfers per device pair and, with a memory budget (``--memory``), each model's memory
+table (``memory_lines``). On a terminal the path is bold, the code and
 severity take the severity's colour (see ``output.want_colour`` for ``NO_COLOR`` /
 ``FORCE_COLOR``).
 """
@@ -132,20 +134,19 @@ def transfer_lines(results, devices=None) -> list[str]:
     return lines
 
 
-def memory_lines(results, devices=None) -> list[str]:
-    """With a memory budget: per model, each budgeted device's need against its budget."""
-    from ..humanize import format_bytes
-    from ..model.devices import DeviceName
+def memory_lines(results, devices=None, full: bool = False) -> list[str]:
+    """With a memory budget (the only time ``check`` analyses memory): per model, the table
+    of every device (resident, peak, bound, total, budget); ``full`` adds each device's
+    largest owners and the ops of unknown size."""
+    from .memory_text import detail_lines, table_lines
     lines = []
     for r in results:
-        if r.memory_rows:
-            lines.append(f"{r.path}: memory per device (resident + peak of one step / budget):")
-            for row in r.memory_rows:
-                name = DeviceName.of(devices.name(row["device"]) if devices is not None
-                                     else row["device"])
-                unknown = f" (+ {row['unknown']} op(s) of unknown size)" if row["unknown"] else ""
-                lines.append(f"  {name.display}: {format_bytes(row['total'])}{unknown} of "
-                             f"{format_bytes(row['budget'])} ({row['total'] / row['budget']:.0%})")
+        if r.memory:
+            lines.append(f"{r.path}: memory per device (peak of one step in graph order; "
+                         "bound: no schedule needs less):")
+            lines += ["  " + x for x in table_lines(r.memory, devices)]
+            if full:
+                lines += ["  " + x for x in detail_lines(r.memory, devices)]
     return lines
 
 
@@ -173,7 +174,7 @@ def render(results, info: RunInfo) -> str:
             lines = [format_diagnostic(d, info, info.colour, id(d) in phased) for d in diags]
         lines += analysed_lines(results)
         lines += transfer_lines(results, info.devices)
-        lines += memory_lines(results, info.devices)
+        lines += memory_lines(results, info.devices, info.detail == "full")
     text = summary(results, info.devices_line, info.baseline_hidden)
     lines.append(f"{_BOLD}{text}{_RESET}" if info.colour else text)
     return "\n".join(lines) + "\n"
