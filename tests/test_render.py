@@ -402,3 +402,27 @@ def test_keras_model_renders_under_10s(tmp_path):
     t0 = time.monotonic()
     root = _svg(tmp_path, str(path), "--devices", "CPU:0,GPU:0")
     assert time.monotonic() - t0 < 10 and "Devices" in _texts(root)
+
+
+def test_memory_bars_share_one_scale_and_mark_the_budget():
+    """The legend draws each device's resident and peak bytes as a bar on one scale (the
+    largest total or budget is BAR_PX wide), outlines the budget, and turns red past it."""
+    from placelint.render.memory_bars import BAR_PX, OVER_RESIDENT_FILL, PEAK_FILL, RESIDENT_FILL
+
+    def mem(resident, peak, budget=None):
+        return {"resident_bytes": resident, "peak_bytes": peak, "peak_lower_bound_bytes": 0,
+                "unknown_ops": [], "largest": [], "budget_bytes": budget,
+                "budget": None if budget is None else "x"}
+    g = chain([("x", "Placeholder"), ("y", "Relu")], [("x", "y")])
+    dot = to_dot(build_view(inputs_for(g, memory={CPU0: mem(3 << 20, 1 << 20, 8 << 20),
+                                                  GPU0: mem(6 << 20, 4 << 20, 8 << 20)})))
+    assert "CPU:0: 3.0 MiB resident + 1.0 MiB peak = 4.0 MiB of 8.0 MiB (50%)" in dot
+    assert "GPU:0: 6.0 MiB resident + 4.0 MiB peak = 10.0 MiB of 8.0 MiB (125%)" in dot
+    cells = re.findall(r'WIDTH="(\d+)" HEIGHT="10" BGCOLOR="(#[0-9A-F]+)" BORDER="(\d)"', dot)
+    # the scale: GPU:0's 10 MiB total is the largest, BAR_PX (160) wide
+    assert cells == [(str(BAR_PX * 3 // 10), RESIDENT_FILL, "0"), (str(BAR_PX // 10), PEAK_FILL, "0"),
+                     (str(BAR_PX * 4 // 10), "#FFFFFF", "1"),          # CPU:0's free budget
+                     (str(BAR_PX * 6 // 10), OVER_RESIDENT_FILL, "0"),  # GPU:0 over its budget
+                     (str(BAR_PX * 4 // 10), "#EE9988", "0")]
+    # no memory analysed (a placement TF refuses): no memory rows
+    assert "Memory</B>" not in to_dot(build_view(inputs_for(g)))

@@ -129,3 +129,34 @@ def test_diff_diagram_marks_are_readable(tmp_path):
     r = browse(page(svg, probe=False), tmp_path, f"--screenshot={shot}", "--window-size=1280,900",
                "--hide-scrollbars")
     assert shot.is_file() and shot.stat().st_size > 10_000, r.stderr[-2000:]
+
+
+def test_memory_bars_are_drawn_in_the_legend(tmp_path):
+    """``graph --memory``: each device's figures are text on the page and its bar is drawn,
+    as long as its share of the longest bar."""
+    from PIL import Image
+
+    from placelint.render.memory_bars import BAR_PX, RESIDENT_FILL
+    svg = draw(tmp_path, "mlp", "tests/data/memory/wide_mlp.pbtxt", "--memory", "GPU=8GiB",
+               "--batch-size", "256")
+    data = seen(svg, tmp_path)
+    texts = [t for t in data["texts"] if t["text"].startswith("GPU:0: 4.1 GiB resident")]
+    assert texts and texts[0]["text"].endswith("of 8.0 GiB (51%)") and texts[0]["visible"]
+    assert texts[0]["h"] >= 6
+    shot = tmp_path / "mlp.png"
+    r = browse(page(svg, probe=False), tmp_path, f"--screenshot={shot}",
+               "--window-size=1280,900", "--hide-scrollbars")
+    assert shot.is_file(), r.stderr[-2000:]
+    image = Image.open(shot).convert("RGB")
+    dark = tuple(int(RESIDENT_FILL[i:i + 2], 16) for i in (1, 3, 5))
+    longest = 0
+    for y in range(image.height):        # the longest run of the resident colour in a row
+        run = 0
+        for x in range(image.width):
+            run = run + 1 if image.getpixel((x, y)) == dark else 0
+            longest = max(longest, run)
+    # GPU:0 holds 4.1 of its 8 GiB budget, the longest bar: about half of BAR_PX points,
+    # times the page's scale (the SVG's viewBox, in points, is shown PAGE_WIDTH px wide)
+    view_w = float(re.search(r'viewBox="[-\d.]+ [-\d.]+ ([\d.]+)', svg.read_text()).group(1))
+    expected = BAR_PX * (4360503296 / (8 << 30)) * PAGE_WIDTH / view_w
+    assert abs(longest - expected) <= 0.2 * expected, (longest, expected)

@@ -8,9 +8,10 @@ from typing import List, Optional
 
 import typer
 
-from ._common import (ClusterOpt, DevicesOpt, EXIT_ERROR, PathsArg, SigOpt, SoftOpt, TagOpt,
-                      WholeOpt, FetchOpt, FeedOpt, StepOpt, PrunedOpt, command, load_error_lines,
-                      run_models, settings_from_flags, usage_error)
+from ._common import (BatchSizeOpt, ClusterOpt, DevicesOpt, EXIT_ERROR, GpuFractionOpt,
+                      MemoryOpt, PathsArg, SigOpt, SoftOpt, TagOpt, WholeOpt, FetchOpt, FeedOpt,
+                      StepOpt, PrunedOpt, command, load_error_lines, run_models,
+                      settings_from_flags, usage_error)
 
 #: Default --width of PNG output: readable when GitHub shows it in a pull request.
 PNG_WIDTH = 1600
@@ -29,6 +30,9 @@ def graph(paths: List[Path] = PathsArg,
           signature: Optional[str] = SigOpt, whole_graph: bool = WholeOpt,
           fetch: Optional[str] = FetchOpt, feed: Optional[str] = FeedOpt,
           step: Optional[str] = StepOpt, place_pruned_graph: Optional[bool] = PrunedOpt,
+          memory: Optional[str] = MemoryOpt,
+          gpu_memory_fraction: Optional[float] = GpuFractionOpt,
+          batch_size: Optional[int] = BatchSizeOpt,
           max_nodes: int = typer.Option(100, "--max-nodes", min=1,
                                         help="Most boxes to draw; name scopes above this are "
                                              "collapsed into one box each."),
@@ -58,7 +62,8 @@ def graph(paths: List[Path] = PathsArg,
                                                    f"{PNG_WIDTH}, sized for a pull-request "
                                                    "comment).")):
     """Draw one model's graph: nodes filled by device, copies bold with bytes per step,
-    findings outlined; large graphs collapse name scopes.
+    findings outlined, each device's memory as a bar in the legend (against --memory's
+    budget); large graphs collapse name scopes.
 
     Exit status: 0 drawn, 2 usage error, no Graphviz, or drawing failed.
     """
@@ -71,7 +76,9 @@ def graph(paths: List[Path] = PathsArg,
         usage_error(f"cannot tell the format of {output} (use .svg, .png, .pdf, .dot or .gv)")
     settings = settings_from_flags(devices, allow_soft_placement, tag, signature, whole_graph,
                                    fetch=fetch, feed=feed, step=step,
-                                   place_pruned_graph=place_pruned_graph, cluster=cluster)
+                                   place_pruned_graph=place_pruned_graph, cluster=cluster,
+                                   memory=memory, gpu_memory_fraction=gpu_memory_fraction,
+                                   batch_size=batch_size)
     t0 = time.monotonic()
     reports = run_models(paths, settings)
     if len(reports) > 1:

@@ -52,11 +52,25 @@ def inputs_from_report(report, devices_line: str = "", diff: DiffMarks | None = 
         if len(antichain) < 2:
             antichain = set()
     caption = [f"step: {step.describe() if step is not None else entry_text(entry)}"]
+    memory = _memory(ctx, notes)
     return ViewInputs(graph=graph, device=device, devices=devices, copies=copies,
                       findings=dict(findings), intra_op_types=intra_types,
                       antichain=antichain, width=width,
                       title=report.path + (f" ({entry})" if entry else ""), subtitle=devices_line,
-                      caption=caption, notes=notes, diff=diff)
+                      caption=caption, notes=notes, diff=diff, memory=memory)
+
+
+def _memory(ctx, notes: list[str]) -> dict[str, dict] | None:
+    """Each device's memory for the legend's bars (none when TF would refuse the placement:
+    there is no step to measure)."""
+    try:
+        if ctx.placement.errors:
+            return None
+        from ..analyses.memory_budget import device_objects
+        return device_objects(ctx.memory, ctx.settings)
+    except Exception as exc:  # noqa: BLE001 - check reports it; draw the rest
+        notes.append(f"memory unavailable ({type(exc).__name__}: {exc})")
+        return None
 
 
 def entry_text(entry: str) -> str:

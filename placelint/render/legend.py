@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from .style import (BRANCH_COLOUR, GHOST_COLOUR, MOVED_COLOUR, NEW_COPY_COLOUR,
                     SEVERITY_STYLE, UNPLACED_FILL, html, human_bytes)
+from .memory_bars import memory_rows
 from .viewmodel import View
 
 
@@ -24,6 +25,7 @@ def legend(v: View, colour: dict[str, str]) -> str:
     if any(len(u.devices) > 1 for u in v.units):
         dev_rows.append('<TD BORDER="1">▥</TD><TD ALIGN="LEFT">striped: a collapsed '
                         'scope on several devices</TD>')
+    dev_rows += memory_rows(v, colour)
 
     if v.copies_unknown == v.copies:
         size = "size unknown" if v.copies else "none"

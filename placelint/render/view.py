@@ -90,7 +90,8 @@ def build_view(inputs: ViewInputs, options: ViewOptions = ViewOptions()) -> View
     placed = Counter(device.get(n) for n in g.nodes)
     return View(title=inputs.title, subtitle=inputs.subtitle, units=units, edges=edges,
                 clusters=clusters,
-                devices=[DeviceInfo(name=d, short=short[d], nodes=placed.get(d, 0)) for d in devs],
+                devices=[DeviceInfo(name=d, short=short[d], nodes=placed.get(d, 0),
+                                    memory=(inputs.memory or {}).get(d)) for d in devs],
                 unplaced=placed.get(None, 0), short=short,
                 copies=len(inputs.copies),
                 copy_bytes=sum(c.bytes or 0 for c in inputs.copies),

@@ -80,6 +80,8 @@ class ViewInputs:
     caption: list[str] = field(default_factory=list)         #: lines under the title
     notes: list[str] = field(default_factory=list)
     diff: DiffMarks | None = None
+    #: full device name -> its memory and budget (``analyses.memory_budget.device_objects``)
+    memory: dict[str, dict] | None = None
 
 
 @dataclass
@@ -157,6 +159,8 @@ class DeviceInfo:
     name: str                                  #: full device name
     short: str                                 #: what the legend and labels show
     nodes: int                                 #: graph nodes placed there
+    #: its memory (``analyses.memory_budget.device_objects``), None when not analysed
+    memory: dict | None = None
 
 
 @dataclass
