@@ -191,7 +191,8 @@ def test_messages_on_a_cluster_keep_job_and_task():
 
 
 def test_transfer_summary_marks_network_pairs(tmp_path: Path):
-    from placelint.analyses.transfers import PairSummary, pair_lines
+    from placelint.analyses.transfers import PairSummary
+    from placelint.output.transfer_text import pair_lines
     ds = DeviceSet.parse(f"CPU=2,{PS0},{W0}".replace("CPU=2,", ""))
     pairs = [PairSummary.from_dict({"from": PS0, "to": W0, "count": 2, "bytes": 8, "unknown": 0},
                                    ds)]

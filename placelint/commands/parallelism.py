@@ -85,6 +85,7 @@ def parallelism(paths: List[Path] = PathsArg,
                 out.append(obj)
         sys.stdout.write(json.dumps(out, indent=2) + "\n")
     else:
+        from ..output.parallelism_text import render as render_parallelism
         from ..output.text import format_diagnostic
         chunks = []
         for r, par, error in items:
@@ -93,7 +94,7 @@ def parallelism(paths: List[Path] = PathsArg,
                               or f"{r.path}: the model could not be loaded\n")
                 continue
             par.model = r.path
-            text = par.render_text()
+            text = render_parallelism(par)
             findings = [format_diagnostic(d) for d in r.diagnostics
                         if PARALLELISM_RULES.matches(d.code, d.rule)]
             if findings:
