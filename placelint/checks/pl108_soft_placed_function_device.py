@@ -45,8 +45,9 @@ class SoftPlacedFunctionDevice(Rule):
                 f"{node.name} ({node.op}) in function '{node.function}' requests {node.device}, "
                 f"{why}; the call's config_proto sets "
                 f"allow_soft_placement, so TensorFlow runs it on {display(placed)} "
-                "instead of failing. Fix: drop the device scope inside the tf.function, or "
-                "target a machine that has the device (--devices).",
+                "instead of failing.",
+                fix="drop the device scope inside the tf.function, or target a machine that "
+                    "has the device (--devices).",
                 node=node.name)
 
     @staticmethod

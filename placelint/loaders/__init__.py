@@ -77,14 +77,16 @@ def format_note(path: Path, text: bool, kind: str) -> Diagnostic | None:
                          "TensorFlow's binary loaders will fail on this file "
                          f"({label}.ParseFromString: 'Error parsing message ...: Wire format "
                          "was corrupt'; tf.saved_model.load, ReadBinaryProto). placelint still "
-                         "reads it. Fix: rename it to .pbtxt, or write it in binary "
-                         "(tf.io.write_graph(..., as_text=False)).")
+                         "reads it.",
+                         fix="rename it to .pbtxt, or write it in binary "
+                             "(tf.io.write_graph(..., as_text=False)).")
     if not text and suffix in TEXT_SUFFIXES:
         return FormatMismatch.diag(f"'{path.name}' holds a binary {label} but is named '{suffix}': "
                          "TensorFlow's text loaders will fail on this file "
                          "(text_format.Parse, ReadTextProto, the SavedModel loader for "
-                         "saved_model.pbtxt). placelint still reads it. Fix: rename it to "
-                         ".pb, or write it as text (tf.io.write_graph(..., as_text=True)).")
+                         "saved_model.pbtxt). placelint still reads it.",
+                         fix="rename it to .pb, or write it as text "
+                             "(tf.io.write_graph(..., as_text=True)).")
     return None
 
 

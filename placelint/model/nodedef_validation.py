@@ -82,7 +82,7 @@ class Validation:
             first = (" TensorFlow's importer stops at the first such node: this one."
                      if i == 0 and len(self.findings) > 1 else "")
             out.append(InvalidNodeDef.diag(f"{f.message} (TensorFlow refuses to import the "
-                                           f"graph){first} Fix: {_FIX[f.kind]}",
+                                           f"graph){first}", fix=_FIX[f.kind],
                                            node=f.node, related=f.related))
         return out
 
