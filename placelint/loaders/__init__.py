@@ -22,10 +22,10 @@ from .discover import (CHUNKED_SAVED_MODEL, SAVED_MODEL_FILES, SPECIAL, ModelRef
                        WalkOptions, discover)
 from .steps import INIT_SIGNATURE, StepSpec, declared_steps
 from .read import (CHUNKED_MESSAGE, DEFAULT_MAX_TEXT_BYTES, GRAPHDEF, METAGRAPH, SAVEDMODEL,
-                   LoadError, parse_size, read_model_file)
+                   LoadError, read_model_file)
 
 __all__ = ["LoadOptions", "RawModel", "LoadError", "ModelRef", "PathError", "WalkOptions",
-           "discover", "load_raw", "parse_size"]
+           "discover", "load_raw"]
 
 DEFAULT_TAG = "serve"
 DEFAULT_SIGNATURE = "serving_default"
