@@ -79,11 +79,10 @@ class Validation:
 
     def diagnostics(self) -> list[Diagnostic]:
         out = []
-        for i, f in enumerate(self.findings):
-            first = (" TensorFlow's importer stops at the first such node: this one."
-                     if i == 0 and len(self.findings) > 1 else "")
+        # in import order: the grouped finding's first node is where TF's importer stops
+        for f in self.findings:
             out.append(InvalidNodeDef.diag(f"{f.message} (TensorFlow refuses to import the "
-                                           f"graph){first}", fix=_FIX[f.kind],
+                                           "graph)", fix=_FIX[f.kind],
                                            node=f.node, related=f.related))
         return out
 

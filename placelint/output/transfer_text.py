@@ -8,7 +8,11 @@ from ..humanize import format_bytes
 
 
 def pair_label(pair: PairSummary) -> str:
-    """``CPU:0 -> GPU:0`` (the devices' display names)."""
+    """``CPU:0 -> GPU:0`` (the devices' display names); ``GPU:0 host memory <-> device``
+    for the copies within one device between its host and device memory (an argument a
+    kernel keeps in host memory: graph_partition.cc NeedSameDeviceSendRecv)."""
+    if pair.src_device == pair.dst_device:
+        return f"{pair.src_device.display} host memory <-> device"
     return f"{pair.src_device.display} -> {pair.dst_device.display}"
 
 
