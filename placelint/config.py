@@ -176,7 +176,7 @@ def _per_node_ignores(key, v):
 
 def _size(key, v):
     """Bytes: an integer, or a string with a unit as ``--max-text-size`` takes (``128M``)."""
-    from .loaders import parse_size
+    from .humanize import parse_size
     if isinstance(v, int) and not isinstance(v, bool) and v > 0:
         return v
     if isinstance(v, str):

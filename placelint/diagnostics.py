@@ -84,10 +84,14 @@ class Diagnostic:
     @property
     def full_message(self) -> str:
         """Message and fix in one text (for formats with one message field)."""
+        return self.with_fix(self.message)
+
+    def with_fix(self, text: str) -> str:
+        """``text`` (the message, or a format's wording of it), then ``Fix: <fix>``."""
         if not self.fix:
-            return self.message
-        end = "" if self.message.endswith((".", "!", "?")) else "."
-        return f"{self.message}{end} Fix: {self.fix}"
+            return text
+        end = "" if text.endswith((".", "!", "?")) else "."
+        return f"{text}{end} Fix: {self.fix}"
 
     def nodes_text(self, limit: int = FIRST_NODES) -> str:
         """``18 nodes in tower_0, tower_1: a, b, c and 15 more`` ('' for one node or none)."""

@@ -22,6 +22,14 @@ DT_INT32 = 3
 DT_STRING = 7
 DT_RESOURCE = 20
 DT_VARIANT = 21
+# the integer types whose values shape inference reads from constants
+DT_INT64 = 9
+DT_UINT8 = 4
+DT_INT16 = 5
+DT_INT8 = 6
+DT_UINT16 = 17
+DT_UINT32 = 22
+DT_UINT64 = 23
 
 
 @functools.lru_cache(maxsize=1)

@@ -6,6 +6,7 @@ checks for messages, analyses for summaries, output and render for reports and d
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 
 #: How many node names a message lists before it says "and N more".
@@ -30,6 +31,28 @@ def format_bytes(n: int | float | None, *, compact: bool = False) -> str:
         if abs(value) < 1024 or unit == _UNITS[-1]:
             break
     return f"{value:.0f} {unit}" if compact and abs(value) >= 100 else f"{value:.1f} {unit}"
+
+
+_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?)(i?b?)\s*$", re.I)
+
+
+def parse_size(text: str) -> int:
+    """``128M``, ``1.5GiB``, ``200k``, ``1000`` -> bytes (binary multiples). ValueError if
+    malformed."""
+    m = _SIZE.match(text)
+    if not m:
+        raise ValueError(f"not a size: {text!r} (examples: 128M, 1G, 500000)")
+    scale = 1024 ** " kmgt".index(m.group(2).lower() or " ")
+    return int(float(m.group(1)) * scale)
+
+
+def size_setting(n: int) -> str:
+    """A size as a setting writes it, exactly (``4GiB``, ``1500B``): ``parse_size`` reads
+    it back."""
+    for unit, scale in (("TiB", 1 << 40), ("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n % scale == 0:
+            return f"{n // scale}{unit}"
+    return f"{n}B"
 
 
 def list_names(names: Iterable[str], limit: int = MAX_LISTED) -> str:

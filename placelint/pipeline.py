@@ -231,12 +231,13 @@ def run_rules(ctx: Context, settings: Settings) -> list[Diagnostic]:
 
 
 def group_loader_findings(diags: list[Diagnostic]) -> list[Diagnostic]:
-    """Loader findings (PL001-PL008) that say the same thing about different nodes become
-    one finding with those ``nodes`` (its message names the first)."""
+    """Loader findings (the loader rules but internal errors) that say the same thing about
+    different nodes become one finding with those ``nodes`` (its message names the first)."""
+    loader_codes = {r.code for r in all_rules() if r.origin == "loader"} - {InternalError.code}
     out: list[Diagnostic] = []
     seen: dict[tuple, Diagnostic] = {}
     for d in diags:
-        if d.node and d.code < InternalError.code and d.code.startswith("PL00"):
+        if d.node and d.code in loader_codes:
             key = (d.code, d.severity, d.message.replace(d.node, "\0"))
             first = seen.get(key)
             if first is not None:

@@ -191,7 +191,8 @@ def test_messages_on_a_cluster_keep_job_and_task():
 
 
 def test_transfer_summary_marks_network_pairs(tmp_path: Path):
-    from placelint.analyses.transfers import PairSummary, pair_lines
+    from placelint.analyses.transfers import PairSummary
+    from placelint.output.transfer_text import pair_lines
     ds = DeviceSet.parse(f"CPU=2,{PS0},{W0}".replace("CPU=2,", ""))
     pairs = [PairSummary.from_dict({"from": PS0, "to": W0, "count": 2, "bytes": 8, "unknown": 0},
                                    ds)]
@@ -202,6 +203,11 @@ def test_transfer_summary_marks_network_pairs(tmp_path: Path):
     one = PairSummary.from_dict({"from": local.names[0], "to": local.names[1], "count": 1,
                                  "bytes": 4, "unknown": 0}, local)
     assert pair_lines([one])[1] == "  CPU:0 -> CPU:1: 1, 4 B"
+    gpu = DeviceSet.parse("CPU=1,GPU=1")
+    g0 = next(n for n in gpu.names if n.endswith("GPU:0"))
+    host = PairSummary.from_dict({"from": g0, "to": g0, "count": 1,
+                                  "bytes": 1600, "unknown": 0}, gpu)
+    assert pair_lines([host])[1] == "  GPU:0 host memory <-> device: 1, 1.6 KiB"
 
 
 def test_no_device_name_is_reparsed_outside_the_model():

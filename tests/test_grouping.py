@@ -135,6 +135,45 @@ def test_loader_findings_that_differ_only_in_the_node_are_one_finding(tmp_path):
     assert "missing_fn" in d["message"]
 
 
+def test_invalid_node_defs_of_one_cause_are_one_finding_from_the_first_node(tmp_path):
+    """PL007: three ConcatV2 without their attrs are one finding whose first node is where
+    TensorFlow's importer stops; the fix is the fix field, not a sentence of the message."""
+    import placelint
+    text = ('node { name: "a" op: "Const" attr { key: "dtype" value { type: DT_INT32 } } '
+            'attr { key: "value" value { tensor { dtype: DT_INT32 tensor_shape {} int_val: 1 } } } }\n'
+            + "".join(f'node {{ name: "c{i}" op: "ConcatV2" input: "a" input: "a" input: "a" }}\n'
+                      for i in (1, 2, 3)))
+    (tmp_path / "g.pbtxt").write_text(text)
+    [d] = [d for d in placelint.analyze(tmp_path / "g.pbtxt", devices="CPU=1").findings
+           if d.code == "PL007"]
+    assert d.nodes == ["c1", "c2", "c3"] and d.node == "c1"
+    assert d.message.startswith("NodeDef missing attrs 'T', 'N' from Op<name=ConcatV2;")
+    assert d.message.endswith("NodeDef: node c1 (TensorFlow refuses to import the graph)")
+    assert d.fix.startswith("add the missing attr(s)")
+
+
+def test_soft_placed_function_ops_group_per_function_request_and_device(tmp_path):
+    """PL108: the ops of one function body that request one missing device and land on one
+    device are one finding."""
+    import placelint
+    const = ('node_def {{ name: "{}" op: "Const" device: "/device:GPU:0" attr {{ key: "dtype" '
+             'value {{ type: DT_FLOAT }} }} attr {{ key: "value" value {{ tensor {{ dtype: DT_FLOAT '
+             'tensor_shape {{ }} float_val: 1.0 }} }} }} }} ')
+    text = ('node { name: "call" op: "StatefulPartitionedCall" attr { key: "Tin" value { list { } } } '
+            'attr { key: "Tout" value { list { type: DT_FLOAT } } } attr { key: "f" value { func { '
+            'name: "body" } } } attr { key: "config_proto" value { s: "8\\001" } } }\n'
+            'library { function { signature { name: "body" output_arg { name: "out" type: DT_FLOAT } } '
+            + const.format("c") + const.format("d")
+            + 'ret { key: "out" value: "c:output:0" } } }\n')
+    (tmp_path / "g.pbtxt").write_text(text)
+    [d] = [d for d in placelint.analyze(tmp_path / "g.pbtxt", devices="CPU:0").findings
+           if d.code == "PL108"]
+    assert d.nodes == ["call/c", "call/d"]
+    assert d.message == ("2 ops in function 'body' request /device:GPU:0, which the target does "
+                         "not have; the call's config_proto sets allow_soft_placement, so "
+                         "TensorFlow runs them on CPU:0 instead of failing.")
+
+
 def test_colocation_conflicts_group_per_colocation_group():
     from placelint.proto import AttrValue
 

@@ -153,7 +153,7 @@ def test_max_text_size_option(tmp_path: Path):
         f'node {{ name: "n{i}" op: "NoOp" }}\n' for i in range(3000)))
     small = invoke(["check", "--no-cache", "--max-text-size", "10k", "g.pbtxt"], cwd=tmp_path)
     assert small.exit_code == 1
-    assert "over the 10 KiB limit for text parsing" in small.stdout, small.stdout
+    assert "over the 10.0 KiB limit for text parsing" in small.stdout, small.stdout
     assert "--max-text-size" in small.stdout
     ok = invoke(["check", "--no-cache", "--max-text-size", "1M", "g.pbtxt"], cwd=tmp_path)
     assert "PL001" not in ok.stdout, ok.stdout

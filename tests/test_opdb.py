@@ -320,7 +320,9 @@ def test_dtype_helpers():
 
 
 def test_dtype_constants_match_generated_table():
-    for const in ("DT_INVALID", "DT_FLOAT", "DT_INT32", "DT_STRING", "DT_RESOURCE", "DT_VARIANT"):
+    for const in ("DT_INVALID", "DT_FLOAT", "DT_INT32", "DT_STRING", "DT_RESOURCE", "DT_VARIANT",
+                  "DT_INT64", "DT_UINT8", "DT_INT16", "DT_INT8", "DT_UINT16", "DT_UINT32",
+                  "DT_UINT64"):
         assert dtypes.dtype_enum_name(getattr(dtypes, const)) == const
     assert dtypes.dtype_enum("DT_FLOAT_REF") == dtypes.DT_FLOAT + dtypes.REF_OFFSET
 

@@ -12,6 +12,7 @@ from graphdefs import FLOAT, Shape, Type, graph, graph_def, op, placeholder, to_
 from placelint.analyses.parallelism import DEFAULT_CORES, analyze_parallelism
 from placelint.analyses.threads import INLINE_THRESHOLD_US
 from placelint.model.build import build_graph
+from placelint.output.parallelism_text import render as render_parallelism
 from placelint.proto import AttrValue, FunctionDef
 
 
@@ -51,7 +52,7 @@ def test_unknown_batch_is_costed_at_the_assumed_batch_size():
     assert one.work == 2 * 1 * 512 * 512 and big.work == 2 * 64 * 512 * 512
     assert one.batch_size == 1 and big.batch_size == 64
     assert big.assumed_ops == 1 and big.assumed_share == 1.0
-    assert "batch size 64" in big.render_text()
+    assert "batch size 64" in render_parallelism(big)
     known = analyze_parallelism(graph(placeholder("x", (64, 512)), *nodes[1:]))
     assert known.assumed_ops == 0 and known.work == big.work
 

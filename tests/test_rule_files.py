@@ -74,3 +74,11 @@ def test_the_literal_scan_sees_code_but_not_docstrings(tmp_path):
     src = tmp_path / "m.py"
     src.write_text('"""PL005 in a docstring."""\nx = "PL009"\ny = f"PL1{x}"\n')
     assert _code_literals(src) == [(2, "PL009")]
+
+
+def test_every_rule_document_says_how_its_findings_are_grouped():
+    """One cause, one finding: each rule's document names its grouping key (issue 14)."""
+    from placelint.rulebook import parse_doc, read_doc
+    missing = [r.code for r in all_rules()
+               if not parse_doc(read_doc(r.code, r.name)).sections.get("Grouping", "").strip()]
+    assert missing == []

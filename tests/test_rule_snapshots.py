@@ -91,3 +91,31 @@ def test_failing_examples_have_findings_in_their_snapshot():
                 assert f"\n{rule.code} " in block, f"{rule.code}: {block.splitlines()[0]}"
             else:
                 assert f"\n{rule.code} " not in block, f"{rule.code}: {block.splitlines()[0]}"
+
+
+def test_no_message_carries_its_fix(tmp_path):
+    """The advice is the diagnostic's ``fix`` field, never a "Fix:" sentence inside the
+    message (the formats print the two apart: JSON ``fix``, text ``full``, SARIF joins
+    them once). Every rule at once, with its example's settings, on every example of
+    every rulebook document; PL008, which no graph example can show, on a misnamed file."""
+    from placelint.loaders import format_note
+    from placelint.loaders.read import SAVEDMODEL
+
+    found = []
+    for rule in RULES:
+        for i, example in enumerate(parse_doc(read_doc(rule.code, rule.name)).examples):
+            name = f"{rule.code}-{i + 1}.pbtxt"
+            (tmp_path / name).write_text(example.graph, encoding="utf-8")
+            with contextlib.chdir(tmp_path):
+                found += analyze(ModelRef(Path(name), GRAPHDEF), example.settings()).diagnostics
+    found += [format_note(Path("graph.pb"), True, GRAPHDEF),
+              format_note(Path("saved_model.pbtxt"), False, SAVEDMODEL)]
+    assert [(d.code, d.message) for d in found if "Fix:" in d.message or "fix:" in d.message] == []
+    with_fix = {d.code for d in found if d.fix}
+    # the rules that used to write their advice into the message now carry it apart
+    assert {"PL007", "PL008", "PL108", "PL401", "PL402"} <= with_fix
+    pl008 = [d for d in found if d.code == "PL008"]
+    assert [d.fix for d in pl008] == [
+        "rename it to .pbtxt, or write it in binary (tf.io.write_graph(..., as_text=False)).",
+        "rename it to .pb, or write it as text (tf.io.write_graph(..., as_text=True))."]
+    assert pl008[0].message.endswith("placelint still reads it.")

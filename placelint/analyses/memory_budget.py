@@ -11,7 +11,7 @@ has no option here.
 
 from __future__ import annotations
 
-from ..loaders.read import parse_size
+from ..humanize import parse_size, size_setting
 from ..model.devices import DeviceName
 
 
@@ -65,7 +65,7 @@ def budget_for(device: str, memory: dict[str, int], gpu_fraction: float | None
     for key in keys:
         if key in memory:
             total = memory[key]
-            how = f"{key}={_size(total)}"
+            how = f"{key}={size_setting(total)}"
             if gpu_fraction is not None and name.type == "GPU":
                 return int(total * gpu_fraction), f"{how} x gpu-memory-fraction {gpu_fraction:g}"
             return total, how
@@ -83,9 +83,3 @@ def device_objects(report, settings) -> dict[str, dict]:
         out[name] = obj
     return out
 
-
-def _size(n: int) -> str:
-    for unit, scale in (("TiB", 1 << 40), ("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
-        if n % scale == 0:
-            return f"{n // scale}{unit}"
-    return f"{n}B"

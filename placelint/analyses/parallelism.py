@@ -181,10 +181,6 @@ class ParallelismReport:
             "notes": list(self.notes),
         }
 
-    def render_text(self) -> str:
-        from .parallelism_text import render
-        return render(self)
-
 
 # --------------------------------------------------------------------------- classification
 

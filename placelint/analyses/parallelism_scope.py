@@ -26,6 +26,7 @@ import re
 
 import numpy as np
 
+from ..model.ops import CASE, IF, WHILE
 from .dag import IndexedDag
 
 __all__ = ["step_mask", "exclusive_branches", "loop_copies"]
@@ -33,8 +34,8 @@ __all__ = ["step_mask", "exclusive_branches", "loop_copies"]
 _TARGET = re.compile(r"(^|/)(init|init_all_tables|init_all_vars|legacy_init_op|restore_all|"
                      r"restore_shard)(_\d+)?$")
 _SAVE_SCOPE = re.compile(r"(^|/)save(_\d+)?/")
-BRANCH_OPS = frozenset({"If", "StatelessIf", "Case", "StatelessCase"})
-LOOP_OPS = frozenset({"While", "StatelessWhile"})
+BRANCH_OPS = IF | CASE
+LOOP_OPS = WHILE
 DEFAULT_PARALLEL_ITERATIONS = 10     # the While op's attr default (ops/functional_ops.cc)
 
 

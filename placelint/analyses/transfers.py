@@ -24,7 +24,6 @@ from collections import deque
 from dataclasses import dataclass, field
 
 from ..dtypes import DT_FLOAT, base_type, dtype_name, is_ref
-from ..humanize import format_bytes
 from ..model.devices import DeviceName
 from ..model.graph import Graph
 from ..model.ops import CONSTANT, ENTER, EXIT, FUNCTION_IO
@@ -323,16 +322,6 @@ class PairSummary:
     def network(self) -> bool:
         return not self.src_device.same_task(self.dst_device)
 
-    @property
-    def label(self) -> str:
-        return f"{self.src_device.display} -> {self.dst_device.display}"
-
-    @property
-    def size_text(self) -> str:
-        if self.unknown == self.count:
-            return "unknown size"
-        return format_bytes(self.bytes) + (f" + {self.unknown} of unknown size" if self.unknown else "")
-
     def to_dict(self) -> dict:
         return {"from": str(self.src_device), "to": str(self.dst_device), "count": self.count,
                 "bytes": self.bytes, "unknown": self.unknown, "network": self.network}
@@ -356,19 +345,3 @@ def summarize(transfers: list[Transfer]) -> list[PairSummary]:
         else:
             s.bytes += t.bytes
     return sorted(pairs.values(), key=lambda s: (s.src_device, s.dst_device))
-
-
-
-
-def summary_lines(transfers: list[Transfer]) -> list[str]:
-    """The per-device-pair summary that ends ``place`` text output."""
-    return pair_lines(summarize(transfers))
-
-
-def pair_lines(pairs: list[PairSummary], head: str = "") -> list[str]:
-    """``transfers per step (device pair: count, bytes):`` and one line per pair."""
-    if not pairs:
-        return [f"{head}transfers: none (every edge stays on one device)"]
-    return [f"{head}transfers per step (device pair: count, bytes):"] + [
-        f"  {s.label}: {s.count}, {s.size_text}" + (" (network)" if s.network else "")
-        for s in pairs]

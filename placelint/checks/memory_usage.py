@@ -9,7 +9,7 @@ from ..analyses.memory_budget import budget_for
 from ..humanize import format_bytes
 
 #: The fix both rules give.
-FIX = ("Fix: move variables to another device (tf.device), split the model over devices, or "
+FIX = ("move variables to another device (tf.device), split the model over devices, or "
        "reduce the batch size; allow_growth does not create memory, it only reserves it later.")
 
 

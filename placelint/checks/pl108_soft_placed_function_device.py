@@ -3,6 +3,7 @@
 from ..diagnostics import Severity
 from .base import Rule
 from ..model.devices import display
+from .common import Groups, in_tf_order
 
 
 class SoftPlacedFunctionDevice(Rule):
@@ -19,6 +20,7 @@ class SoftPlacedFunctionDevice(Rule):
         devices = ctx.devices
         placed_on = ctx.placement.device
         matching: dict = {}
+        groups = Groups()   # one finding per function, request and device TF picks
         for node in ctx.placement_graph:
             if not node.soft:
                 continue
@@ -41,13 +43,19 @@ class SoftPlacedFunctionDevice(Rule):
                 why = f"which has no kernel for {node.op} on {spec.type}"
             else:
                 why = "which the target does not have"
+            groups.add((node.function, node.device, why, placed), node.name, node)
+        for (function, device, why, placed), nodes, items in groups:
+            if len(nodes) == 1:
+                who, verb, it = f"{items[0].name} ({items[0].op})", "requests", "it"
+            else:
+                who, verb, it = f"{len(nodes)} ops", "request", "them"
             yield self.diag(
-                f"{node.name} ({node.op}) in function '{node.function}' requests {node.device}, "
-                f"{why}; the call's config_proto sets "
-                f"allow_soft_placement, so TensorFlow runs it on {display(placed)} "
-                "instead of failing. Fix: drop the device scope inside the tf.function, or "
-                "target a machine that has the device (--devices).",
-                node=node.name)
+                f"{who} in function '{function}' {verb} {device}, {why}; the call's "
+                f"config_proto sets allow_soft_placement, so TensorFlow runs {it} on "
+                f"{display(placed)} instead of failing.",
+                fix="drop the device scope inside the tf.function, or target a machine that "
+                    "has the device (--devices).",
+                nodes=in_tf_order(ctx, nodes))
 
     @staticmethod
     def _has_kernel(node, device_type: str) -> bool:

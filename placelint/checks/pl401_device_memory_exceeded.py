@@ -16,8 +16,8 @@ class DeviceMemoryExceeded(Rule):
             if u.memory.total_bytes > u.budget:
                 owners = [o.name for o in u.memory.largest]
                 yield self.diag(f"{u.text()} The step would fail with TensorFlow's "
-                                f"ResourceExhaustedError ('OOM when allocating tensor'). {FIX}",
-                                node=owners[0] if owners else None, related=owners[1:])
+                                f"ResourceExhaustedError ('OOM when allocating tensor').",
+                                fix=FIX, node=owners[0] if owners else None, related=owners[1:])
 
 
 RULE = DeviceMemoryExceeded

@@ -17,8 +17,8 @@ class DeviceMemoryHigh(Rule):
             if share * u.budget < u.memory.total_bytes <= u.budget:
                 owners = [o.name for o in u.memory.largest]
                 yield self.diag(f"{u.share:.0%} of the budget (memory-high-share {share:g}): "
-                                f"{u.text()} {FIX}",
-                                node=owners[0] if owners else None, related=owners[1:])
+                                f"{u.text()}",
+                                fix=FIX, node=owners[0] if owners else None, related=owners[1:])
 
 
 RULE = DeviceMemoryHigh

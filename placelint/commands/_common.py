@@ -237,6 +237,43 @@ def load_error_lines(report) -> list[str]:
     return [format_diagnostic(d) for d in report.diagnostics if d.severity.rank >= 3]
 
 
+def analysis_of(report, attr: str, what: str):
+    """(the model's analysis ``report.context.<attr>``, None), or (None, its error
+    diagnostics): the load errors, or an internal error of the analysis (``what`` names it
+    in the message). For the commands that show one analysis (memory, parallelism)."""
+    ctx = report.context
+    if ctx is None:
+        return None, [d for d in report.diagnostics if d.severity.rank >= 3]
+    try:
+        return getattr(ctx, attr), None
+    except (RecursionError, Exception) as exc:  # noqa: BLE001 - never a traceback
+        from ..pipeline import internal_error
+        d = internal_error(what, exc)
+        d.model, d.file = report.path, str(report.ref.path)
+        return None, [d]
+
+
+def error_json(report, errors) -> dict:
+    """A model that could not be analysed, as the one-analysis commands' JSON lists it."""
+    return {"model": report.path,
+            "error": "; ".join(d.message for d in errors) or "the model could not be loaded",
+            "diagnostics": [d.to_json() for d in errors]}
+
+
+def error_text(report, errors) -> str:
+    """A model that could not be analysed: its errors as ``check`` prints them."""
+    from ..output.text import format_diagnostic
+    return ("".join(format_diagnostic(d) + "\n" for d in errors)
+            or f"{report.path}: the model could not be loaded\n")
+
+
+def finding_lines(report, selector) -> list[str]:
+    """The model's findings of the rules ``selector`` covers, as ``check`` prints them."""
+    from ..output.text import format_diagnostic
+    return [format_diagnostic(d) for d in report.diagnostics
+            if selector.matches(d.code, d.rule)]
+
+
 def exit_code(reports, settings) -> int:
     """2 on an internal error, 1 when a finding reaches ``fail-on``, else 0."""
     diags = [d for r in reports for d in r.diagnostics]

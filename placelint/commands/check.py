@@ -127,7 +127,7 @@ def check(
         except ValueError as exc:
             usage_error(f"--fail-on: {exc}")
     if max_text_size is not None:
-        from ..loaders import parse_size
+        from ..humanize import parse_size
         try:
             settings.load.max_text_bytes = parse_size(max_text_size)
         except ValueError as exc:

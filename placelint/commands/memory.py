@@ -12,28 +12,13 @@ import typer
 from ..checks.selector import RuleSelector
 from ._common import (BatchSizeOpt, ClusterOpt, DevicesOpt, EXIT_CLEAN, EXIT_ERROR, FeedOpt,
                       FetchOpt, GpuFractionOpt, MemoryOpt, PathsArg, PrunedOpt, SigOpt, SoftOpt,
-                      StepOpt, TagOpt, WholeOpt, command, run_models, settings_from_flags,
-                      usage_error)
+                      StepOpt, TagOpt, WholeOpt, analysis_of, command, error_json, error_text,
+                      finding_lines, run_models, settings_from_flags, usage_error)
 
 #: The memory rules (PL4xx): their findings end the report.
 MEMORY_RULES = RuleSelector("PL4")
 
 
-
-
-def _report(model_report):
-    """(the model's MemoryReport, None), or (None, its error diagnostics): the load errors,
-    or an internal error of the analysis."""
-    ctx = model_report.context
-    if ctx is None:
-        return None, [d for d in model_report.diagnostics if d.severity.rank >= 3]
-    try:
-        return ctx.memory, None
-    except (RecursionError, Exception) as exc:  # noqa: BLE001 - never a traceback
-        from ..pipeline import internal_error
-        d = internal_error("the memory analysis", exc)
-        d.model, d.file = model_report.path, str(model_report.ref.path)
-        return None, [d]
 
 
 @command()
@@ -63,32 +48,26 @@ def memory(paths: List[Path] = PathsArg,
                                    cluster=cluster, memory=memory,
                                    gpu_memory_fraction=gpu_memory_fraction, batch_size=batch_size)
     reports = run_models(paths, settings, fmt=format)
-    items = [(r, *_report(r)) for r in reports]
+    items = [(r, *analysis_of(r, "memory", "the memory analysis")) for r in reports]
     failed = any(mem is None for _, mem, _ in items)
     if format == "json":
         out = []
         for r, mem, error in items:
             if mem is None:
-                out.append({"model": r.path,
-                            "error": "; ".join(d.message for d in error)
-                            or "the model could not be loaded",
-                            "diagnostics": [d.to_json() for d in error]})
+                out.append(error_json(r, error))
             else:
                 out.append({"model": r.path, **mem.to_json()})
         sys.stdout.write(json.dumps(out, indent=2) + "\n")
     else:
         from ..output.memory_text import memory_text
-        from ..output.text import format_diagnostic
         chunks = []
         for r, mem, error in items:
-            if mem is None:    # the load errors as `check` prints them
-                chunks.append("".join(format_diagnostic(d) + "\n" for d in error)
-                              or f"{r.path}: the model could not be loaded\n")
+            if mem is None:
+                chunks.append(error_text(r, error))
                 continue
             text = (f"# {settings.describe_devices()}; analysed: {r.entry}\nmodel: {r.path}\n"
                     + memory_text(mem, settings))
-            findings = [format_diagnostic(d) for d in r.diagnostics
-                        if MEMORY_RULES.matches(d.code, d.rule)]
+            findings = finding_lines(r, MEMORY_RULES)
             if findings:
                 text += "findings:\n" + "\n".join(findings) + "\n"
             chunks.append(text)

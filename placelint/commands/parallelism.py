@@ -12,26 +12,11 @@ import typer
 from ..checks.selector import RuleSelector
 from ._common import (ClusterOpt, DevicesOpt, EXIT_CLEAN, EXIT_ERROR, PathsArg, SigOpt, SoftOpt,
                       TagOpt, WholeOpt, FetchOpt, FeedOpt, StepOpt, PrunedOpt, command, run_models,
-                      settings_from_flags, usage_error)
+                      settings_from_flags, usage_error, analysis_of, error_json, error_text,
+                      finding_lines)
 
 #: The parallelism rules (PL3xx): their findings end the report.
 PARALLELISM_RULES = RuleSelector("PL3")
-
-
-def _report(model_report):
-    """(the model's ParallelismReport, None), or (None, its error diagnostics): the load
-    errors, or an internal error of the analysis."""
-    ctx = model_report.context
-    if ctx is None:
-        errors = [d for d in model_report.diagnostics if d.severity.rank >= 3]
-        return None, errors
-    try:
-        return ctx.parallelism, None
-    except (RecursionError, Exception) as exc:  # noqa: BLE001 - never a traceback
-        from ..pipeline import internal_error
-        d = internal_error("the parallelism analysis", exc)
-        d.model, d.file = model_report.path, str(model_report.ref.path)
-        return None, [d]
 
 
 @command()
@@ -67,17 +52,14 @@ def parallelism(paths: List[Path] = PathsArg,
     failed = False
     items = []
     for r in reports:
-        par, error = _report(r)
+        par, error = analysis_of(r, "parallelism", "the parallelism analysis")
         failed |= par is None
         items.append((r, par, error))
     if format == "json":
         out = []
         for r, par, error in items:
             if par is None:
-                out.append({"model": r.path,
-                            "error": "; ".join(d.message for d in error)
-                            or "the model could not be loaded",
-                            "diagnostics": [d.to_json() for d in error]})
+                out.append(error_json(r, error))
             else:
                 obj = par.to_json()
                 obj["model"] = r.path
@@ -85,17 +67,15 @@ def parallelism(paths: List[Path] = PathsArg,
                 out.append(obj)
         sys.stdout.write(json.dumps(out, indent=2) + "\n")
     else:
-        from ..output.text import format_diagnostic
+        from ..output.parallelism_text import render as render_parallelism
         chunks = []
         for r, par, error in items:
-            if par is None:    # the load errors as `check` prints them
-                chunks.append("".join(format_diagnostic(d) + "\n" for d in error)
-                              or f"{r.path}: the model could not be loaded\n")
+            if par is None:
+                chunks.append(error_text(r, error))
                 continue
             par.model = r.path
-            text = par.render_text()
-            findings = [format_diagnostic(d) for d in r.diagnostics
-                        if PARALLELISM_RULES.matches(d.code, d.rule)]
+            text = render_parallelism(par)
+            findings = finding_lines(r, PARALLELISM_RULES)
             if findings:
                 text += "\nfindings:\n" + "\n".join(findings) + "\n"
             chunks.append(f"# {settings.describe_devices()}; analysed: {r.entry}\n" + text)

@@ -70,7 +70,7 @@ def place(paths: List[Path] = PathsArg, devices: Optional[str] = DevicesOpt,
             out.append(f"# {r.path} ({settings.describe_devices()}; analysed: {r.entry})")
             out.extend(model_text(r))
             if r.context is not None:
-                from ..analyses.transfers import summary_lines
+                from ..output.transfer_text import summary_lines
                 out.extend(summary_lines(r.context.transfers))
             out.extend(format_diagnostic(d) for d in r.diagnostics if d.severity.rank >= 2)
         sys.stdout.write("\n".join(out) + "\n")

@@ -22,10 +22,10 @@ from .discover import (CHUNKED_SAVED_MODEL, SAVED_MODEL_FILES, SPECIAL, ModelRef
                        WalkOptions, discover)
 from .steps import INIT_SIGNATURE, StepSpec, declared_steps
 from .read import (CHUNKED_MESSAGE, DEFAULT_MAX_TEXT_BYTES, GRAPHDEF, METAGRAPH, SAVEDMODEL,
-                   LoadError, parse_size, read_model_file)
+                   LoadError, read_model_file)
 
 __all__ = ["LoadOptions", "RawModel", "LoadError", "ModelRef", "PathError", "WalkOptions",
-           "discover", "load_raw", "parse_size"]
+           "discover", "load_raw"]
 
 DEFAULT_TAG = "serve"
 DEFAULT_SIGNATURE = "serving_default"
@@ -77,14 +77,16 @@ def format_note(path: Path, text: bool, kind: str) -> Diagnostic | None:
                          "TensorFlow's binary loaders will fail on this file "
                          f"({label}.ParseFromString: 'Error parsing message ...: Wire format "
                          "was corrupt'; tf.saved_model.load, ReadBinaryProto). placelint still "
-                         "reads it. Fix: rename it to .pbtxt, or write it in binary "
-                         "(tf.io.write_graph(..., as_text=False)).")
+                         "reads it.",
+                         fix="rename it to .pbtxt, or write it in binary "
+                             "(tf.io.write_graph(..., as_text=False)).")
     if not text and suffix in TEXT_SUFFIXES:
         return FormatMismatch.diag(f"'{path.name}' holds a binary {label} but is named '{suffix}': "
                          "TensorFlow's text loaders will fail on this file "
                          "(text_format.Parse, ReadTextProto, the SavedModel loader for "
-                         "saved_model.pbtxt). placelint still reads it. Fix: rename it to "
-                         ".pb, or write it as text (tf.io.write_graph(..., as_text=True)).")
+                         "saved_model.pbtxt). placelint still reads it.",
+                         fix="rename it to .pb, or write it as text "
+                             "(tf.io.write_graph(..., as_text=True)).")
     return None
 
 

@@ -19,6 +19,7 @@ from ..checks.base import LoaderRule
 from ..checks.pl001_unreadable_model import UnreadableModel
 from ..checks.pl002_unsupported_format import UnsupportedFormat
 from ..diagnostics import Diagnostic
+from ..humanize import format_bytes
 from ..proto import GraphDef, MetaGraphDef, SavedModel
 from . import fast_text, sniff
 
@@ -100,8 +101,8 @@ def read_model_file(path: Path, *, expect: str | None = None,
                                          "`git lfs pull` to fetch the real file")
             if _looks_like_text(head):
                 if size > max_text_bytes:
-                    raise LoadError(UnreadableModel, f"text model is {_mib(size)}, over the "
-                                             f"{_mib(max_text_bytes)} limit for text parsing "
+                    raise LoadError(UnreadableModel, f"text model is {format_bytes(size)}, over the "
+                                             f"{format_bytes(max_text_bytes)} limit for text parsing "
                                              "(protobuf's text parser is slow: raise the limit "
                                              "with --max-text-size, or convert the model to "
                                              "binary .pb)")
@@ -111,12 +112,6 @@ def read_model_file(path: Path, *, expect: str | None = None,
     except OSError as exc:
         raise LoadError(UnreadableModel, f"cannot read file: {exc.strerror or exc}") from None
     return _parse_binary(path, data, expect)
-
-
-def _mib(n: int) -> str:
-    if n < 2**20:
-        return f"{n / 1024:.0f} KiB" if n >= 1024 else f"{n} bytes"
-    return f"{n / 2**20:.1f} MiB" if n < 10 * 2**20 else f"{n // 2**20} MiB"
 
 
 def _printable_head(head: bytes) -> str | None:
@@ -264,19 +259,6 @@ def _implausible(kind: str, msg, strict: bool = True) -> str | None:
 
 def _label(kind: str) -> str:
     return {GRAPHDEF: "GraphDef", METAGRAPH: "MetaGraphDef", SAVEDMODEL: "SavedModel"}[kind]
-
-
-_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?)(i?b?)\s*$", re.I)
-
-
-def parse_size(text: str) -> int:
-    """``128M``, ``1.5GiB``, ``200k``, ``1000`` -> bytes (binary multiples). ValueError if
-    malformed."""
-    m = _SIZE.match(text)
-    if not m:
-        raise ValueError(f"not a size: {text!r} (examples: 128M, 1G, 500000)")
-    scale = 1024 ** " kmgt".index(m.group(2).lower() or " ")
-    return int(float(m.group(1)) * scale)
 
 
 def file_size(path: Path) -> int:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from .. import dtypes as _dt
 from ..data import op_summaries
+from ..opdb.arg_types import value_case
 
 MAX_RANK = 254          # PartialTensorShape: at most 254 dimensions
 MAX_ELEMENTS = 2**63 - 1
@@ -37,10 +38,6 @@ def dtype_string(dtype: int) -> str:
 
 
 # --------------------------------------------------------------------------- attrs
-
-
-def value_case(value) -> str | None:
-    return value.WhichOneof("value")
 
 
 def attr_value_has_type(value, attr_type: str) -> str | None:

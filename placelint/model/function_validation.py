@@ -21,9 +21,7 @@ from __future__ import annotations
 
 from ..dtypes import base_type
 from .attr_validation import dtype_string, value_case
-
-CALL_OPS = ("PartitionedCall", "StatefulPartitionedCall")
-
+from .ops import PARTITIONED_CALL
 
 class _Unknown(Exception):
     """A dtype placelint cannot tell: stop checking (conservative)."""
@@ -53,7 +51,7 @@ def called_functions(graph_def) -> list[str]:
 def _callee(nd, library) -> str | None:
     if nd.op in library:
         return nd.op
-    if nd.op in CALL_OPS and "f" in nd.attr:
+    if nd.op in PARTITIONED_CALL and "f" in nd.attr:
         name = nd.attr["f"].func.name
         return name if name in library else None
     return None

@@ -43,7 +43,8 @@ from ..checks.pl007_invalid_node_def import InvalidNodeDef
 from ..diagnostics import Diagnostic
 from .attr_validation import (attr_value_has_type, dtype_string, missing_order, shape_text,
                               op_summary, shape_error, validate_attr_value, value_case)
-from .function_validation import CALL_OPS, called_functions, check_function
+from .function_validation import called_functions, check_function
+from .ops import NEXT_ITERATION, NODEDEF_MERGE, PARTITIONED_CALL
 
 #: causes (``Finding.kind``)
 ATTR_VALUE = "attr-value"
@@ -78,11 +79,10 @@ class Validation:
 
     def diagnostics(self) -> list[Diagnostic]:
         out = []
-        for i, f in enumerate(self.findings):
-            first = (" TensorFlow's importer stops at the first such node: this one."
-                     if i == 0 and len(self.findings) > 1 else "")
+        # in import order: the grouped finding's first node is where TF's importer stops
+        for f in self.findings:
             out.append(InvalidNodeDef.diag(f"{f.message} (TensorFlow refuses to import the "
-                                           f"graph){first} Fix: {_FIX[f.kind]}",
+                                           "graph)", fix=_FIX[f.kind],
                                            node=f.node, related=f.related))
         return out
 
@@ -203,7 +203,7 @@ def validate_graph_def(graph_def, opdb) -> Validation:
     back: list[tuple[str, int, str, int, int, int]] = []   # loop back edges, typed last
     next_iterations: set[str] | None = None
     for name, op, in_types, inputs in typed:
-        is_merge = op in _MERGE
+        is_merge = op in NODEDEF_MERGE
         for slot, ref in enumerate(inputs):
             if ref[:1] == "^":
                 break
@@ -218,7 +218,7 @@ def validate_graph_def(graph_def, opdb) -> Validation:
             if expected == actual or expected == _dt.base_type(actual):
                 continue
             if is_merge and next_iterations is None:
-                next_iterations = {n.name for n in graph_def.node if n.op in _NEXT_ITERATION}
+                next_iterations = {n.name for n in graph_def.node if n.op in NEXT_ITERATION}
             if is_merge and src in next_iterations:
                 back.append((name, slot, src, src_slot, expected, actual))
                 continue
@@ -240,10 +240,6 @@ def validate_graph_def(graph_def, opdb) -> Validation:
     return Validation(ordered)
 
 
-_MERGE = ("Merge", "RefMerge")
-_NEXT_ITERATION = ("NextIteration", "RefNextIteration")
-
-
 def _function_findings(graph_def, opdb, library) -> list[Finding]:
     """InstantiateFunction's refusals in the bodies of called functions (see
     function_validation); the finding is on the body node as the first call expands it."""
@@ -251,7 +247,7 @@ def _function_findings(graph_def, opdb, library) -> list[Finding]:
     calls: dict[str, str] = {}      # function -> the top-level node that first calls it
     for nd in graph_def.node:
         callee = nd.op if nd.op in functions else (
-            nd.attr["f"].func.name if nd.op in CALL_OPS and "f" in nd.attr else None)
+            nd.attr["f"].func.name if nd.op in PARTITIONED_CALL and "f" in nd.attr else None)
         if callee in functions:
             calls.setdefault(callee, nd.name)
     out = []
@@ -367,7 +363,7 @@ def _tf_order(graph_def, per_node: dict[str, Finding]) -> list[Finding]:
         if nd.name not in index:
             index[nd.name] = len(nds)
             nds.append(nd)
-    next_iteration = {nd.name for nd in nds if nd.op in _NEXT_ITERATION}
+    next_iteration = {nd.name for nd in nds if nd.op in NEXT_ITERATION}
     pending = [0] * len(nds)
     outputs: list[list[int]] = [[] for _ in nds]
     for k, nd in enumerate(nds):
@@ -383,7 +379,7 @@ def _tf_order(graph_def, per_node: dict[str, Finding]) -> list[Finding]:
             j = index.get(src)
             if j is not None:
                 outputs[j].append(k)
-        pending[k] = controls + 1 if nd.op in _MERGE and loop else len(nd.input)
+        pending[k] = controls + 1 if nd.op in NODEDEF_MERGE and loop else len(nd.input)
     ready = [k for k, count in enumerate(pending) if count == 0]
     heapq.heapify(ready)
     order: list[Finding] = []
@@ -394,7 +390,7 @@ def _tf_order(graph_def, per_node: dict[str, Finding]) -> list[Finding]:
             order.append(per_node[name])
         is_next = name in next_iteration
         for o in outputs[k]:
-            if is_next and nds[o].op in _MERGE:
+            if is_next and nds[o].op in NODEDEF_MERGE:
                 continue
             pending[o] -= 1
             if pending[o] == 0:

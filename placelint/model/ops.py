@@ -97,6 +97,8 @@ VARIABLE = _family(NodeClass.VARIABLE)               #: IsVariable (ref variable
 IDENTITY = _family(NodeClass.IDENTITY)               #: IsIdentity
 METADATA = _family(NodeClass.METADATA)               #: IsMetadata: read only the shape
 PARTITIONED_CALL = _family(NodeClass.PARTITIONED_CALL)  #: IsPartitionedCall
+IF = _family(NodeClass.IF)                           #: IsIfNode (functional If)
+CASE = _family(NodeClass.CASE)                       #: IsCaseNode (functional Case)
 WHILE = _family(NodeClass.WHILE)                     #: IsWhileNode (functional While)
 ARG = _family(NodeClass.ARG)                         #: IsArg
 RETVAL = _family(NodeClass.RETVAL)                   #: IsRetval
@@ -109,6 +111,12 @@ FUNCTION_IO = frozenset({"_Arg", "_Retval"})
 VARIABLE_CREATORS = frozenset({"VariableV2", "Variable", "TemporaryVariable", "VarHandleOp"})
 #: Placeholders: their shape is in the ``shape`` attr (array_ops.cc).
 PLACEHOLDER = frozenset({"Placeholder", "PlaceholderV2", "PlaceholderWithDefault"})
+#: Fed nodes whose outgoing control edges move to the feed's replacement (subgraph.cc
+#: FeedInputs: ``Placeholder`` and ``PlaceholderV2`` only).
+FED_PLACEHOLDER = frozenset({"Placeholder", "PlaceholderV2"})
+#: graph_constructor.cc's own ``IsMerge`` on NodeDefs (no ``_XlaMerge``, unlike ``MERGE``):
+#: the importer's loop back edges are NextIteration -> one of these.
+NODEDEF_MERGE = frozenset({"Merge", "RefMerge"})
 #: Ops whose outputs share their input's buffer instead of allocating one (the kernels call
 #: ``set_output(i, input(i))`` or ``Tensor::CopyFrom``, which shares the buffer):
 #: identity_op.cc (Identity, RefIdentity, StopGradient, PreventGradient, Snapshot is *not*

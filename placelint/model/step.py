@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from ..loaders.steps import GRAPH, INIT, PHASES, RESTORE, STEP, StepSpec
 from .devices import parse_device
 from .graph import Edge, Graph, Node
+from .ops import FED_PLACEHOLDER
 
 __all__ = ["RESTORE", "INIT", "STEP", "GRAPH", "PHASES", "StepSpec", "Step", "Resolver",
            "ResolvedStep", "build_step", "prune", "subgraph", "tensor_name", "CLIENT_DEVICE"]
@@ -36,7 +37,6 @@ __all__ = ["RESTORE", "INIT", "STEP", "GRAPH", "PHASES", "StepSpec", "Step", "Re
 #: DirectSession's client device on one machine: fed tensors come from there
 #: (``device_set_->client_device``; ``Context.client_device`` picks it for the target).
 CLIENT_DEVICE = "/job:localhost/replica:0/task:0/device:CPU:0"
-PLACEHOLDER_OPS = ("Placeholder", "PlaceholderV2")
 
 
 def tensor_name(text: str) -> tuple[str, int]:
@@ -96,7 +96,7 @@ def prune(graph: Graph, resolver: Resolver, spec: StepSpec) -> ResolvedStep:
         elif t not in fed:
             fed.add(t)
             feeds.append(t)
-    fed_placeholders = {n for n, _ in feeds if graph.nodes[n].op in PLACEHOLDER_OPS}
+    fed_placeholders = {n for n, _ in feeds if graph.nodes[n].op in FED_PLACEHOLDER}
     start: list[str] = []
     for text in spec.fetches:
         t = resolver.tensor(text)
@@ -140,7 +140,7 @@ def subgraph(graph: Graph, nodes: set[str], feeds: list[tuple[str, int]]) -> Gra
     feeding what the tensor fed."""
     g = Graph(graph.name)
     fed = {t: i for i, t in enumerate(feeds)}
-    fed_placeholders = {n for n, _ in feeds if graph.nodes[n].op in PLACEHOLDER_OPS}
+    fed_placeholders = {n for n, _ in feeds if graph.nodes[n].op in FED_PLACEHOLDER}
     args: dict[tuple[str, int], Node] = {}
     for (name, slot), i in fed.items():
         src = graph.nodes[name]

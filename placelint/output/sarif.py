@@ -83,7 +83,7 @@ def message_text(d) -> str:
         text = f"Node '{d.node}': {text}"
     if not text.endswith("."):
         text += "."
-    return f"{text} Fix: {d.fix}" if d.fix else text
+    return d.with_fix(text)
 
 
 def _region(line, column=None) -> dict:

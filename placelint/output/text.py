@@ -125,7 +125,8 @@ def statistics_lines(diags) -> list[str]:
 
 def transfer_lines(results, devices=None) -> list[str]:
     """Per model that crosses devices: its transfers per step by device pair."""
-    from ..analyses.transfers import PairSummary, pair_lines
+    from ..analyses.transfers import PairSummary
+    from .transfer_text import pair_lines
     lines = []
     for r in results:
         if r.transfer_pairs:

@@ -17,12 +17,13 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable
 
 from ..model.graph import Graph
+from ..model.ops import ARG, CONSTANT, METADATA, RETVAL
 from .viewmodel import ViewError, ViewInputs, ViewOptions
 
 #: Constant sources: always cheap.
-CONST_OPS = frozenset({"Const", "HostConst", "ImmutableConst"})
+CONST_OPS = CONSTANT | {"ImmutableConst"}
 #: Shape metadata: cheap whatever they read (the executor runs them inline).
-METADATA_OPS = frozenset({"Shape", "ShapeN", "Size", "Rank"})
+METADATA_OPS = METADATA | {"ShapeN"}
 #: Stateless ops that are cheap when every input is cheap (the constant-foldable part).
 FOLDABLE_OPS = frozenset({
     "Identity", "IdentityN", "Snapshot", "Reshape", "Cast", "Fill", "Pack", "Unpack",
@@ -32,10 +33,7 @@ FOLDABLE_OPS = frozenset({
     "GatherV2", "BroadcastTo", "BroadcastArgs", "Tile", "Pad", "NoOp",
 })
 #: Ops drawn as their input when they have exactly one: they only forward a tensor.
-PASSTHROUGH_OPS = frozenset({
-    "Identity", "Snapshot", "ReadVariableOp", "_Arg", "_Retval", "_DeviceArg",
-    "_DeviceRetval",
-})
+PASSTHROUGH_OPS = ARG | RETVAL | {"Identity", "Snapshot", "ReadVariableOp"}
 
 
 @dataclass

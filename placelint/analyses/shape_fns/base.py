@@ -14,6 +14,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from ... import dtypes as _dt
 from ...model.attrs import attr
 from ...model.graph import Node
 
@@ -23,7 +24,11 @@ Handler = Callable[[Any, Node, list, list], "list[Shape | None] | None"]
 
 #: Largest integer tensor whose value is tracked (shape vectors, axes, perms are tiny).
 MAX_VALUE_ELEMENTS = 1024
-INT_TYPES = frozenset({3, 9, 4, 5, 6, 17, 22, 23})  # int32, int64, uint8, int16, int8, uint16, uint32, uint64
+INT_TYPES = frozenset({_dt.DT_INT32, _dt.DT_INT64, _dt.DT_UINT8, _dt.DT_INT16, _dt.DT_INT8,
+                       _dt.DT_UINT16, _dt.DT_UINT32, _dt.DT_UINT64})
+#: little-endian numpy types of their ``tensor_content`` bytes
+_NUMPY_INT = {_dt.DT_INT32: "<i4", _dt.DT_INT64: "<i8", _dt.DT_UINT8: "<u1", _dt.DT_INT16: "<i2",
+              _dt.DT_INT8: "<i1", _dt.DT_UINT16: "<u2", _dt.DT_UINT32: "<u4", _dt.DT_UINT64: "<u8"}
 
 
 def table(*entries: tuple[Handler, str]) -> dict[str, Handler]:
@@ -115,13 +120,13 @@ def const_value(node: Node) -> Value | None:
     if count > MAX_VALUE_ELEMENTS or any(d < 0 for d in shape):
         return None
     if t.tensor_content:
-        np_type = {3: "<i4", 9: "<i8", 4: "<u1", 5: "<i2", 6: "<i1", 17: "<u2", 22: "<u4", 23: "<u8"}[t.dtype]
+        np_type = _NUMPY_INT[t.dtype]
         arr = np.frombuffer(t.tensor_content, dtype=np_type)
         return tuple(int(v) for v in arr[:count]) if arr.size >= count else None
-    vals = list(t.int64_val) if t.dtype in (9, 23) else list(t.int_val)
-    if t.dtype == 22:
+    vals = list(t.int64_val) if t.dtype in (_dt.DT_INT64, _dt.DT_UINT64) else list(t.int_val)
+    if t.dtype == _dt.DT_UINT32:
         vals = list(t.uint32_val) or vals
-    if t.dtype == 23:
+    if t.dtype == _dt.DT_UINT64:
         vals = list(t.uint64_val) or vals
     if not vals:
         return tuple([0] * count)

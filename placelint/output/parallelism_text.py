@@ -1,4 +1,5 @@
-"""Plain-text rendering of a ``ParallelismReport`` (``placelint parallelism``)."""
+"""Plain-text rendering of a ``ParallelismReport`` (``placelint parallelism``): the analysis
+only computes, this module words it."""
 
 from __future__ import annotations
 
