@@ -179,9 +179,7 @@ def test_the_check_finds_an_upward_import_and_a_cycle(tmp_path):
 #: Modules over MAX_LINES, each with its reason; the list only shrinks.
 MAX_LINES = 500
 KNOWN_LONG = {
-    "placelint/analyses/placer.py": "to split once the device-naming, steps and validation work on it lands",
     "placelint/opdb.py": "to split (loading / typing / kernels) once the NodeDef validation work lands",
-    "placelint/model/build.py": "to split once the steps and validation work on it lands",
 }
 
 
