@@ -15,7 +15,8 @@ from __future__ import annotations
 
 from ..dtypes import DT_RESOURCE, DT_VARIANT, is_ref
 from ..model.build import CALL_ARG_ATTR
-from ..model.devices import Device, DeviceSet, DeviceSpec, MergeError, device_type_priority
+from ..model.devices import (Device, DeviceSet, DeviceSpec, MergeError, device_type_priority,
+                             parse_device)
 from ..model.graph import Graph, Node
 from ..model.ops import FUNCTION_IO
 from ..opdb import get_opdb
@@ -38,7 +39,18 @@ class _Member:
         self.soft = False       # soft-placed (a node of a function body under config_proto)
 
 
-_EMPTY = DeviceSpec()
+#: The empty spec, the very object every node without a device request carries.
+_EMPTY = parse_device("")
+
+
+def _merge(a: DeviceSpec, b: DeviceSpec, soft: bool = False) -> DeviceSpec:
+    """``a.merge(b, soft)`` (TF's ``MergeDevNames``), returning a side as it is when the
+    other adds nothing."""
+    if b is _EMPTY or b is a:
+        return a
+    if a is _EMPTY:
+        return b
+    return a.merge(b, soft)
 
 
 def _compatible(a: DeviceSpec, b: DeviceSpec) -> bool:
@@ -52,7 +64,7 @@ def _compatible(a: DeviceSpec, b: DeviceSpec) -> bool:
 
 def _ensure(more: DeviceSpec, less: DeviceSpec) -> DeviceSpec:
     """TF's ``EnsureSpecification(more, less)``: fields set in ``less`` are copied over."""
-    if less == _EMPTY:
+    if less is _EMPTY or less == _EMPTY:
         return more
     return DeviceSpec(less.job if less.job is not None else more.job,
                       less.replica if less.replica is not None else more.replica,
@@ -98,6 +110,8 @@ class ColocationGraph(DeviceCandidates):
         self.opdb = get_opdb()
         facts = placer_facts()
         self.exempt = set(facts["colocation_exempt_ops"])
+        #: (supported types, supported types) -> their merge: unions repeat a few pairs
+        self._merged_supported: dict[tuple[Supported, Supported], Supported | None] = {}
         self.device_types = devices.types            # prioritised type list
         self.order, self.idx = ordered(graph)
         self.members: list[_Member] = []
@@ -231,14 +245,18 @@ class ColocationGraph(DeviceCandidates):
             new, old, new_r, old_r = mx, my, xr, yr
         xn, yn = self.order[xi].name, self.order[yi].name
         try:
-            assigned = new.assigned.merge(old.assigned)
-            resource = new.resource.merge(old.resource)
-            requested = new.requested.merge(old.requested, self.soft or (mx.soft and my.soft))
+            assigned = _merge(new.assigned, old.assigned)
+            resource = _merge(new.resource, old.resource)
+            requested = _merge(new.requested, old.requested, self.soft or (mx.soft and my.soft))
         except MergeError as exc:
             return (f"Cannot colocate nodes {{{{colocation_node {xn}}}}} and "
                     f"{{{{colocation_node {yn}}}}}: {exc}")
         requested = _ensure(_ensure(requested, assigned), resource)
-        supported = _merge_supported(new.supported, old.supported)
+        key = (new.supported, old.supported)
+        try:
+            supported = self._merged_supported[key]
+        except KeyError:
+            supported = self._merged_supported[key] = _merge_supported(*key)
         if supported is None:
             return (f"Cannot colocate nodes {{{{colocation_node {xn}}}}} and "
                     f"{{{{colocation_node {yn}}}}} because no device type supports both of "
