@@ -50,6 +50,8 @@ def _merge(a: DeviceSpec, b: DeviceSpec, soft: bool = False) -> DeviceSpec:
         return a
     if a is _EMPTY:
         return b
+    if a == b:
+        return a
     return a.merge(b, soft)
 
 
@@ -64,7 +66,7 @@ def _compatible(a: DeviceSpec, b: DeviceSpec) -> bool:
 
 def _ensure(more: DeviceSpec, less: DeviceSpec) -> DeviceSpec:
     """TF's ``EnsureSpecification(more, less)``: fields set in ``less`` are copied over."""
-    if less is _EMPTY or less == _EMPTY:
+    if less is _EMPTY or less is more or less == _EMPTY:
         return more
     return DeviceSpec(less.job if less.job is not None else more.job,
                       less.replica if less.replica is not None else more.replica,
