@@ -64,6 +64,22 @@ def _compatible(a: DeviceSpec, b: DeviceSpec) -> bool:
     return True
 
 
+def _merge_specs(new: _Member, old: _Member, soft: bool
+                 ) -> tuple[DeviceSpec, DeviceSpec, DeviceSpec]:
+    """The assigned, resource and requested specs of the union of two members
+    (``Member::Merge``); raises ``MergeError``. A member's requested spec already has its
+    assigned and resource fields ensured (every update of it does so), so a member whose
+    three specs are empty adds nothing and the other's specs are the union's."""
+    if old.requested is _EMPTY and old.assigned is _EMPTY and old.resource is _EMPTY:
+        return new.assigned, new.resource, new.requested
+    if new.requested is _EMPTY and new.assigned is _EMPTY and new.resource is _EMPTY:
+        return old.assigned, old.resource, old.requested
+    assigned = _merge(new.assigned, old.assigned)
+    resource = _merge(new.resource, old.resource)
+    requested = _merge(new.requested, old.requested, soft)
+    return assigned, resource, _ensure(_ensure(requested, assigned), resource)
+
+
 def _ensure(more: DeviceSpec, less: DeviceSpec) -> DeviceSpec:
     """TF's ``EnsureSpecification(more, less)``: fields set in ``less`` are copied over."""
     if less is _EMPTY or less is more or less == _EMPTY:
@@ -245,24 +261,20 @@ class ColocationGraph(DeviceCandidates):
             new, old, new_r, old_r = my, mx, yr, xr
         else:
             new, old, new_r, old_r = mx, my, xr, yr
-        xn, yn = self.order[xi].name, self.order[yi].name
         try:
-            assigned = _merge(new.assigned, old.assigned)
-            resource = _merge(new.resource, old.resource)
-            requested = _merge(new.requested, old.requested, self.soft or (mx.soft and my.soft))
+            assigned, resource, requested = _merge_specs(new, old, self.soft or (mx.soft and my.soft))
         except MergeError as exc:
-            return (f"Cannot colocate nodes {{{{colocation_node {xn}}}}} and "
-                    f"{{{{colocation_node {yn}}}}}: {exc}")
-        requested = _ensure(_ensure(requested, assigned), resource)
+            return (f"Cannot colocate nodes {{{{colocation_node {self.order[xi].name}}}}} and "
+                    f"{{{{colocation_node {self.order[yi].name}}}}}: {exc}")
         key = (new.supported, old.supported)
         try:
             supported = self._merged_supported[key]
         except KeyError:
             supported = self._merged_supported[key] = _merge_supported(*key)
         if supported is None:
-            return (f"Cannot colocate nodes {{{{colocation_node {xn}}}}} and "
-                    f"{{{{colocation_node {yn}}}}} because no device type supports both of "
-                    "those nodes and the other nodes colocated with them.")
+            return (f"Cannot colocate nodes {{{{colocation_node {self.order[xi].name}}}}} and "
+                    f"{{{{colocation_node {self.order[yi].name}}}}} because no device type "
+                    "supports both of those nodes and the other nodes colocated with them.")
         new.assigned, new.resource, new.requested, new.supported = assigned, resource, requested, supported
         new.possible = None
         new.soft = mx.soft and my.soft
@@ -370,8 +382,8 @@ def _has_data_input(node: Node) -> bool:
 
 def _class_groups(node: Node) -> list[str]:
     """The group names in a node's ``_class`` attr (``loc:@NAME`` entries)."""
-    return [s.decode("utf-8", "replace")[5:] for s in node.attrs["_class"].list.s
-            if s.startswith(b"loc:@")]
+    return [s[5:].decode("utf-8", "replace") for s in node.attrs["_class"].list.s
+            if s[:5] == b"loc:@"]
 
 
 def _is_dataset_op(op: str) -> bool:

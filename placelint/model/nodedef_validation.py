@@ -129,7 +129,8 @@ def _attr_bytes(data: bytes) -> bytes:
     training graph the colocation lists are what makes most nodes' attrs differ."""
     pos, end = 0, len(data)
     while pos < end and data[pos] < 0x2a:
-        pos = _field(data, pos)[1]
+        length = data[pos + 1]      # a one-byte length (most fields) is read here
+        pos = pos + 2 + length if length < 0x80 else _field(data, pos)[1]
     data = data[pos:]
     if b"_class" not in data:
         return data
