@@ -37,16 +37,20 @@ def validate(graph: Graph) -> list[Diagnostic]:
 
 
 # -- cycles -------------------------------------------------------------------------
-def unprocessed_nodes(graph: Graph) -> set[str]:
-    """Nodes TF's import cannot order: in a cycle that is not a while loop, or after one."""
+def unprocessed_nodes(graph: Graph) -> tuple[set[str], bool]:
+    """Nodes TF's import cannot order: in a cycle that is not a while loop, or after one;
+    and whether a while loop's Merge was ordered after one input (without one, every
+    node ordered means no cycle at all)."""
     nodes = graph.nodes
     pending: dict[str, int] = {}
     ready: deque[str] = deque()
+    loop_merge = False
     for name, node in nodes.items():
         count = len(node.in_edges)
         if node.op in MERGE and any(nodes[e.src].op in NEXT_ITERATION
                                     for e in node.in_edges if not e.control):
             count = len(node.control_inputs) + 1
+            loop_merge = True
         pending[name] = count
         if count == 0:
             ready.append(name)
@@ -58,7 +62,7 @@ def unprocessed_nodes(graph: Graph) -> set[str]:
             pending[e.dst] -= 1
             if pending[e.dst] == 0:
                 ready.append(e.dst)
-    return set(nodes) - done
+    return set(nodes) - done, loop_merge
 
 
 def _find_cycle(graph: Graph, left: set[str]) -> list[str]:
@@ -120,9 +124,9 @@ def check_cycles(graph: Graph) -> list[Diagnostic]:
     """Report cycles TF refuses and remove the edges closing any cycle that is not a loop."""
     if graph.edges_point_forward():     # then there is no cycle at all
         return []
-    left = unprocessed_nodes(graph)
+    left, loop_merge = unprocessed_nodes(graph)
     cycle = _find_cycle(graph, left) if left else []
-    closing = _closing_edges(graph)
+    closing = _closing_edges(graph) if left or loop_merge else []
     for e in closing:
         graph.remove_edge(e)
     ignored = ""
