@@ -136,7 +136,8 @@ def _attr_bytes(data: bytes) -> bytes:
         return data
     pos, end = 0, len(data)
     while pos < end and data[pos] == 0x2a:
-        start, nxt = _field(data, pos)
+        length = data[pos + 1]
+        start, nxt = (pos + 2, pos + 2 + length) if length < 0x80 else _field(data, pos)
         if data.startswith(_CLASS_KEY, start):
             return data[:pos] + data[nxt:]
         pos = nxt
