@@ -57,6 +57,8 @@ def _merge(a: DeviceSpec, b: DeviceSpec, soft: bool = False) -> DeviceSpec:
 
 def _compatible(a: DeviceSpec, b: DeviceSpec) -> bool:
     """TF's ``AreCompatibleDevNames``."""
+    if a is b or a is _EMPTY or b is _EMPTY:
+        return True
     for x, y in ((a.job, b.job), (a.replica, b.replica), (a.task, b.task), (a.type, b.type),
                  (a.id, b.id)):
         if x is not None and y is not None and x != y:
