@@ -28,7 +28,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 from bench_scale import (PHASES, ROOT, best_of, load_average, print_ratios,  # noqa: E402
-                         print_table, run_child, size_arg, time_cli)
+                         print_table, run_child, size_arg, time_cli_cpu)
 from realistic import KINDS, ensure  # noqa: E402
 
 
@@ -80,7 +80,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"load average before: {load_average()} ({os.cpu_count()} cores)", flush=True)
     everything: dict[str, dict] = {}
     for kind in args.kinds.split(","):
-        results, tf, cli, loads = {}, {}, {}, {}
+        results, tf, cli, cli_cpu, loads = {}, {}, {}, {}, {}
         for n in args.sizes:
             path, info = ensure(kind, n)
             loads[n] = load_average()
@@ -91,9 +91,10 @@ def main(argv: list[str] | None = None) -> int:
                     f"peak RSS {r['rss_peak_mib']:.0f} MiB, {r['fingerprint']}")
             print(f"{kind} {n:.0e} ({info['nodes']} nodes, load {loads[n]}): {line}", flush=True)
             if args.cli:
-                cli[n] = time_cli(path, f"CPU={args.devices}", args.cli)
+                cli[n], cli_cpu[n] = time_cli_cpu(path, f"CPU={args.devices}", args.cli)
                 print(f"  whole `placelint check` command: best {min(cli[n]):.2f} s of "
-                      f"{[round(t, 2) for t in cli[n]]}", flush=True)
+                      f"{[round(t, 2) for t in cli[n]]}; CPU best {min(cli_cpu[n]):.2f} s of "
+                      f"{[round(t, 2) for t in cli_cpu[n]]}", flush=True)
             if args.tf:
                 runs = [run_child(["tf", str(path), *common], timeout=args.tf_timeout)
                         for _ in range(args.tf_repeat)]
@@ -108,7 +109,8 @@ def main(argv: list[str] | None = None) -> int:
                           f"{s['import_graph_def']:.2f} + first run {s['first_run']:.2f} = "
                           f"{s['import_place']:.2f} s, peak RSS {t['rss_peak_mib']:.0f} MiB, "
                           f"{t['nodes']} ops", flush=True)
-        everything[kind] = {"placelint": results, "tensorflow": tf, "cli": cli, "load": loads}
+        everything[kind] = {"placelint": results, "tensorflow": tf, "cli": cli,
+                            "cli_cpu": cli_cpu, "load": loads}
 
     print(f"\nload average after: {load_average()}")
     for kind, e in everything.items():
@@ -128,6 +130,10 @@ def main(argv: list[str] | None = None) -> int:
             c = sum(r["cpu"][p] for p in PHASES)
             t = e["tensorflow"].get(n, {}).get("seconds", {}).get("import_place_cpu")
             cpu.append(f"{n:.0e} check {c:.2f} s" + (f", TF {t:.2f} s, ratio {c / t:.3f}" if t else ""))
+            if n in e["cli_cpu"]:
+                w = min(e["cli_cpu"][n])
+                cpu.append(f"{n:.0e} whole command {w:.2f} s"
+                           + (f", ratio {w / t:.3f}" if t else ""))
         print("CPU seconds (process time, all threads): " + "; ".join(cpu))
         print("load average at each size: " + ", ".join(f"{n:.0e} {la}" for n, la in e["load"].items()))
         print_ratios(e["placelint"])

@@ -243,17 +243,27 @@ def best_of(runs: list[dict]) -> dict:
 def time_cli(model: Path, devices: str, runs: int) -> list[float]:
     """Wall seconds of the whole ``placelint check MODEL`` command in a fresh process
     (interpreter start, imports, analysis and text output), ``runs`` times."""
-    exe = Path(sys.executable).with_name("placelint")
-    cmd = [str(exe) if exe.exists() else sys.executable, *([] if exe.exists() else ["-m", "placelint"]),
+    return time_cli_cpu(model, devices, runs)[0]
+
+
+def time_cli_cpu(model: Path, devices: str, runs: int) -> tuple[list[float], list[float]]:
+    """``time_cli``'s wall seconds, and the CPU seconds (user + system) of each run."""
+    import resource
+    # ``-m placelint`` from the repository: the tree being measured (an installed console
+    # script may point at another checkout)
+    cmd = [sys.executable, "-m", "placelint",
            "check", str(model), "--no-cache", "--isolated", "--jobs", "1", "--devices", devices]
-    times = []
+    times, cpu = [], []
     for _ in range(runs):
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         t0 = time.perf_counter()
         proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
         times.append(time.perf_counter() - t0)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
         if proc.returncode not in (0, 1):
             raise SystemExit(f"placelint check failed: {proc.stderr.strip()[-300:]}")
-    return times
+    return times, cpu
 
 
 def load_average() -> str:

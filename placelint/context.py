@@ -110,8 +110,8 @@ class Context:
     def node_order(self) -> dict[str, int]:
         """Each node's position in TF's processing order (the order its placer visits
         nodes): grouped findings list their nodes in it, the node TF stops at first first."""
-        from .analyses.placer import _ordered
-        return _ordered(self.graph)[1]
+        from .analyses.placer import ordered
+        return ordered(self.graph)[1]
 
     @cached_property
     def shapes(self):

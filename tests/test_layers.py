@@ -176,12 +176,7 @@ def test_the_check_finds_an_upward_import_and_a_cycle(tmp_path):
     assert _layer("placelint.checks") > _layer("placelint.model.x")
 
 
-#: Modules over MAX_LINES, each with its reason; the list only shrinks.
 MAX_LINES = 500
-KNOWN_LONG = {
-    "placelint/analyses/placer.py": "to split once the device-naming, steps and validation work on it lands",
-    "placelint/model/build.py": "to split once the steps and validation work on it lands",
-}
 
 
 def test_modules_stay_small():
@@ -189,13 +184,7 @@ def test_modules_stay_small():
     for path in sorted(PACKAGE.rglob("*.py")):
         rel = path.relative_to(ROOT).as_posix()
         lines = len(path.read_text(encoding="utf-8").splitlines())
-        if lines > MAX_LINES and rel not in KNOWN_LONG:
+        if lines > MAX_LINES:
             long[rel] = lines
     assert long == {}, f"modules over {MAX_LINES} lines: split them by what they do"
 
-
-def test_known_long_modules_are_still_long():
-    for rel in KNOWN_LONG:
-        path = ROOT / rel
-        assert path.is_file() and len(path.read_text(encoding="utf-8").splitlines()) > MAX_LINES, (
-            f"{rel} is short now: drop it from KNOWN_LONG")

@@ -154,3 +154,28 @@ def test_tensorflow_refuses_the_issue_cases_in_the_same_words(name):
     tf_text = " ".join(str(info.value).replace("{{node ", "node ").replace("}}", "").split())
     assert f"node {node.rsplit('/', 1)[-1] if name.startswith('function') else node}" in tf_text
     assert " ".join(message.split()) in tf_text
+
+
+def test_colocation_lists_do_not_split_the_memo_and_other_attrs_do():
+    """The verdict memo is keyed by a node's attrs without ``_class`` (no check reads it):
+    nodes that differ only in their colocation list share one judgement, and a node whose
+    other attrs differ is still judged on its own (its missing attr found)."""
+    from placelint.model.nodedef_validation import _attr_bytes
+    gd = _text_graph("""
+node { name: "a" op: "Identity" input: "x" attr { key: "T" value { type: DT_FLOAT } }
+       attr { key: "_class" value { list { s: "loc:@x" } } } }
+node { name: "b" op: "Identity" input: "y" device: "/cpu:0"
+       attr { key: "_class" value { list { s: "loc:@y" s: "loc:@z" } } }
+       attr { key: "T" value { type: DT_FLOAT } } }
+node { name: "c" op: "Identity" input: "y" attr { key: "T" value { type: DT_INT32 } } }
+""")
+    keys = [_attr_bytes(nd.SerializeToString()) for nd in gd.node]
+    assert keys[0] == keys[1] != keys[2]
+    findings = _findings("""
+node { name: "x" op: "Placeholder" attr { key: "dtype" value { type: DT_FLOAT } } }
+node { name: "ok" op: "Identity" input: "x" attr { key: "T" value { type: DT_FLOAT } }
+       attr { key: "_class" value { list { s: "loc:@x" } } } }
+node { name: "bad" op: "Identity" input: "x"
+       attr { key: "_class" value { list { s: "loc:@x" } } } }
+""")
+    assert [(f.node, f.kind) for f in findings] == [("bad", "missing-attr")]

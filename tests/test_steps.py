@@ -277,3 +277,30 @@ def test_readme_step_examples_are_what_placelint_prints(command):
             i += 1
         assert i < len(out), f"README line not printed: {shown}"
         i += 1
+
+
+def test_the_step_graph_copies_every_node_field_but_the_edges():
+    """``step.subgraph`` copies each kept node with every field (attrs shared), and new edge
+    lists: the copy is built from the dataclass's fields, so a field added to ``Node`` is
+    carried over too."""
+    from dataclasses import fields
+
+    from placelint.location import SourceLocation
+    from placelint.model.devices import parse_device
+    from placelint.model.graph import Edge, Graph, Node
+    from placelint.model.step import subgraph
+
+    g = Graph("g")
+    a = Node("a", "Const", "/cpu:0", parse_device("/cpu:0"), {"k": 1}, output_dtypes=[1],
+             output_shapes=[(2,)], function="f", call_site="c", loop="w",
+             location=SourceLocation("m.py", 3), file_line=7, op_signature=(1,), soft=True)
+    b = Node("b", "Identity")
+    g.add_node(a)
+    g.add_node(b)
+    g.add_edge(Edge("a", 0, "b", 0), a, b)
+    copy = subgraph(g, {"a"}, []).nodes["a"]
+    assert copy is not a and copy.attrs is a.attrs
+    assert (copy.in_edges, copy.out_edges) == ([], []) and len(a.out_edges) == 1
+    for f in fields(Node):
+        if f.name not in ("in_edges", "out_edges"):
+            assert getattr(copy, f.name) == getattr(a, f.name), f.name

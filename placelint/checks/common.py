@@ -42,15 +42,16 @@ class Groups:
         self._groups: dict = {}
 
     def add(self, key, node: str, item=None) -> None:
-        nodes, items = self._groups.setdefault(key, ([], []))
-        if node not in nodes:
-            nodes.append(node)
+        group = self._groups.get(key)
+        if group is None:
+            group = self._groups[key] = ({}, [])
+        group[0][node] = None       # the nodes as dict keys: in first-seen order, once each
         if item is not None:
-            items.append(item)
+            group[1].append(item)
 
     def __iter__(self):
         for key, (nodes, items) in self._groups.items():
-            yield key, nodes, items
+            yield key, list(nodes), items
 
     def __len__(self) -> int:
         return len(self._groups)

@@ -1,19 +1,13 @@
 """GraphDef (+ function library) -> ``Graph``.
 
-Function calls are expanded the way TF's function inlining does it
-(``InlineFunctionBody``): a direct call (op = function name) or a
-(Stateful)PartitionedCall node ``c`` is replaced by its body, whose nodes are named
-``c/<node>``; each input argument becomes an ``_Arg`` node ``c/<arg>`` fed by the call's
-input, each output a ``_Retval`` node ``c/<output>`` that feeds the call's consumers;
-control inputs of the call reach the body through a NoOp ``c/input_control_node`` and
-control consumers wait on a NoOp ``c/output_control_node``. Body nodes with no device
-inherit the call's device (TF's multi-device function runtime uses the call's device as
-the default); explicit body devices are kept.
-
-Functional control flow (If/StatelessIf, While/StatelessWhile, Case/StatelessCase) keeps
-its node; each branch/body is added as ``n/<branch>/<node>``, fed from the op's inputs,
-and finishes into the op through control edges, so its ops are analysed (and marked with
-``Node.loop`` inside While bodies).
+One pass over the GraphDef's nodes: each becomes a ``Node`` (its op, device, attrs, and
+its dtypes from the op database), each input an ``Edge`` typed from the destination's input
+dtypes (else its source's output dtypes). Function calls and functional control flow are
+expanded into the graph as they are met (``expand.py``); the edges that cannot be made as
+the inputs are read (forward references, call outputs redirected to a body's ``_Retval``)
+are made in ``finish``, which also reports the inputs TF would refuse (PL005) and runs the
+structural checks (``validate.py``) and TF's import-time NodeDef validation
+(``nodedef_validation.py``).
 """
 
 from __future__ import annotations
@@ -21,39 +15,25 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..checks.pl002_unsupported_format import UnsupportedFormat
-from ..checks.pl003_recursive_function import RecursiveFunction
-from ..checks.pl004_missing_function import MissingFunction
 from ..checks.pl005_invalid_graph import InvalidGraph
 from ..diagnostics import Diagnostic
 from ..dtypes import DT_RESOURCE, REF_OFFSET
 from ..humanize import list_names
 from ..opdb import OpInfo, get_opdb
-from ..proto import AttrValue, GraphDef, NodeDef
+from ..proto import GraphDef, NodeDef
 from .devices import DeviceSpec, parse_device
+from .expand import CALL_ARG_ATTR, CALL_OPS, CONTROL_FLOW_FUNCS, FunctionExpansion
 from .graph import Edge, Graph, Node
 from .nodedef_validation import validate_graph_def
-from .ops import PARTITIONED_CALL, WHILE
 from .shapes import SHAPE_ATTR_OPS, static_output_shapes
+from .tensor_names import parse_input
 from .validate import validate
 
-CALL_OPS = PARTITIONED_CALL
-CONTROL_FLOW_FUNCS = {
-    "If": ("then_branch", "else_branch"), "StatelessIf": ("then_branch", "else_branch"),
-    "While": ("cond", "body"), "StatelessWhile": ("cond", "body"),
-    "Case": ("branches",), "StatelessCase": ("branches",),
-}
+__all__ = ["BuildResult", "CALL_ARG_ATTR", "build_graph", "parse_input"]
+
 #: Expansion stops (with a diagnostic) beyond this many nodes: a library whose functions
 #: call each other many times over can blow up exponentially (~17 s per million nodes).
 MAX_EXPANDED_NODES = 1_000_000
-#: Calls nested deeper than this are left unexpanded (with a diagnostic): expansion
-#: recurses once per level, and real models nest a handful of levels.
-MAX_CALL_DEPTH = 100
-#: Marks the ``_Arg`` nodes of an expanded (Stateful)PartitionedCall: TF places such a
-#: function body on its own, with each ``_Arg`` pinned to its input's device (the call node
-#: is colocation-exempt, so the body never pulls a variable to its own device requests).
-CALL_ARG_ATTR = "_placelint_call_arg"
-#: Largest output index TensorFlow can parse (``name:k`` with k an int32).
-MAX_SLOT = 2**31 - 1
 
 
 @dataclass
@@ -74,35 +54,9 @@ class BuildResult:
         return name if name in self.graph.nodes else None
 
 
-def _diag(rule, message: str, node: str | None = None, related=()) -> Diagnostic:
-    """A loader diagnostic of ``rule`` (a loader rule class from checks/)."""
-    return rule.diag(message, node=node, related=related)
 
 
-def parse_input(ref: str) -> tuple[str, int]:
-    """``name:k`` -> (name, k); ``name`` -> (name, 0); ``^name`` -> (name, -1).
-
-    Returns slot -2 for an unparsable output index.
-    """
-    if ref.startswith("^"):
-        return (ref[1:], -1) if ref[1:] and ":" not in ref else (ref, -2)
-    name, sep, idx = ref.rpartition(":")
-    if not sep:
-        return (ref, 0) if ref else (ref, -2)
-    slot = _slot(idx)
-    if name and slot is not None:
-        return name, slot
-    return ref, -2
-
-
-def _slot(text: str) -> int | None:
-    """An output index as TF parses it: ASCII digits within int32."""
-    if text.isascii() and text.isdigit() and len(text) <= 10 and int(text) <= MAX_SLOT:
-        return int(text)
-    return None
-
-
-class _Builder:
+class _Builder(FunctionExpansion):
     def __init__(self, graph_def: GraphDef, name: str):
         self.graph = Graph(name)
         self.diags: list[Diagnostic] = []
@@ -140,17 +94,17 @@ class _Builder:
             if name in self._duplicates:
                 return
             self._duplicates.add(name)
-            self.diags.append(_diag(InvalidGraph,
-                                    f"duplicate node name '{name}': only the first node of that "
-                                    f"name is analysed (TensorFlow: \"Node '{name}' is not "
-                                    "unique\")", node=name))
+            self.diags.append(InvalidGraph.diag(
+                f"duplicate node name '{name}': only the first node of that "
+                f"name is analysed (TensorFlow: \"Node '{name}' is not "
+                "unique\")", node=name))
             return
         if len(nodes) >= MAX_EXPANDED_NODES:
             if not self.budget_exhausted:
                 self.budget_exhausted = True
-                self.diags.append(_diag(UnsupportedFormat,
-                                        f"function expansion stopped at {MAX_EXPANDED_NODES} nodes; "
-                                        "the rest of the model is not analysed", node=name))
+                self.diags.append(UnsupportedFormat.diag(
+                    f"function expansion stopped at {MAX_EXPANDED_NODES} nodes; "
+                    "the rest of the model is not analysed", node=name))
             return
         op = nd.op
         op = self._ops.setdefault(op, op)
@@ -173,13 +127,6 @@ class _Builder:
             self._add_inputs(node, inputs, resolve, types)
         if op in CONTROL_FLOW_FUNCS:
             self._attach_bodies(nd, node, device, function, loop, resolve, stack)
-
-    def _called_function(self, nd: NodeDef) -> str | None:
-        if nd.op in CALL_OPS:
-            return nd.attr["f"].func.name if "f" in nd.attr else ""
-        if nd.op in self.library:
-            return nd.op
-        return None
 
     def _add_node(self, node: Node) -> list[int] | None:
         """Add ``node`` to the graph and type it; return its input dtypes (None: unknown)."""
@@ -205,11 +152,11 @@ class _Builder:
             else:
                 if seen_control == 1:
                     seen_control = 2   # once per node
-                    self.diags.append(_diag(InvalidGraph,
-                                            f"node '{node.name}' lists data input '{text}' after "
-                                            f"a control input (TensorFlow: \"Node '{node.name}': "
-                                            "Control dependencies must come after regular "
-                                            "dependencies\")", node=node.name))
+                    self.diags.append(InvalidGraph.diag(
+                        f"node '{node.name}' lists data input '{text}' after "
+                        f"a control input (TensorFlow: \"Node '{node.name}': "
+                        "Control dependencies must come after regular "
+                        "dependencies\")", node=node.name))
                 dst_slot = slot
                 slot += 1
                 direct = src_slot >= 0 and (not alias or (src, src_slot) not in alias)
@@ -238,189 +185,6 @@ class _Builder:
             self._bad_inputs.setdefault(dest.name, []).append(edge)
 
     # -- functions ---------------------------------------------------------------
-    def _expand_call(self, nd, name, fname, device, function, call_site, loop, resolve, stack) -> bool:
-        fdef = self.library.get(fname)
-        if fdef is None:
-            what = (f"calls function '{fname}', which is not in the graph's function library"
-                    if fname else f"({nd.op}) names no function (its 'f' attr is missing or empty)")
-            self.diags.append(_diag(MissingFunction,
-                                    f"node '{name}' {what}; its body cannot be analysed",
-                                    node=name))
-            return False
-        if fname in stack:
-            chain = _chain((*stack[stack.index(fname):], fname))
-            self.diags.append(_diag(RecursiveFunction,
-                                    f"function '{fname}' calls itself ({chain}); TensorFlow cannot "
-                                    "place recursive functions (UNIMPLEMENTED), and the call is "
-                                    "analysed as an opaque node", node=name))
-            return False
-        if len(stack) >= MAX_CALL_DEPTH:
-            if not self.depth_exceeded:
-                self.depth_exceeded = True
-                self.diags.append(_diag(UnsupportedFormat,
-                                        f"function calls are nested more than {MAX_CALL_DEPTH} "
-                                        f"levels deep ({_chain(stack[:3])} -> ...); deeper calls "
-                                        "are analysed as opaque nodes", node=name))
-            return False
-        # the call's own _Arg/_Retval/control nodes stand for the call node, placed by
-        # its caller (strictly at top level); the body is soft-placed under its config_proto
-        outer_soft = bool(call_site) and call_site in self._soft_calls
-        if outer_soft or _config_soft(nd):
-            self._soft_calls.add(name)
-        prefix = name + "/"
-        sig = fdef.signature
-        self._body_nodedefs.update({prefix + n.name: n for n in fdef.node_def})
-        body_stack = (*stack, fname)
-        data_refs = [r for r in nd.input if not r.startswith("^")]
-        control_refs = [r for r in nd.input if r.startswith("^")]
-        taken = {n.name for n in fdef.node_def}
-        nodes = self.graph.nodes
-
-        def unique(base: str) -> str:
-            """A name for a node placelint adds (``_Arg``, ``_Retval``, control NoOps) that
-            clashes with no body node and no node already in the graph."""
-            candidate, i = base, 0
-            while candidate in taken or prefix + candidate in nodes:
-                candidate, i = f"{base}_{i}", i + 1
-            taken.add(candidate)
-            return prefix + candidate
-
-        arg_nodes: dict[str, str] = {}
-        entry_control = None
-        if control_refs:
-            entry_control = unique("input_control_node")
-            ctl = Node(name=entry_control, op="NoOp", device=device, spec=parse_device(device),
-                       function=fname, call_site=name, loop=loop, soft=outer_soft)
-            self._add_inputs(ctl, control_refs, resolve, self._add_node(ctl))
-        for i, arg in enumerate(sig.input_arg):
-            arg_name = unique(arg.name)
-            arg_nodes[arg.name] = arg_name
-            dtype = arg.type or _attr_type(nd, arg.type_attr)
-            self.input_types[arg_name] = [dtype] if dtype else None
-            attrs = _arg_attrs(dtype, i)
-            if nd.op in CALL_OPS:
-                attrs[CALL_ARG_ATTR] = AttrValue(b=True)
-            node = Node(name=arg_name, op="_Arg", device=device, spec=parse_device(device),
-                        attrs=attrs, function=fname, call_site=name, loop=loop,
-                        output_dtypes=[dtype] if dtype else None, soft=outer_soft)
-            types = self._add_node(node)
-            if i < len(data_refs):
-                self._add_inputs(node, [data_refs[i]], resolve, types)
-            else:
-                self.diags.append(_diag(InvalidGraph,
-                                        f"call '{name}' passes {len(data_refs)} inputs but "
-                                        f"function '{fname}' takes {len(sig.input_arg)}",
-                                        node=name))
-            if entry_control:
-                self.pending.append((entry_control, -1, arg_name, -1, "^" + entry_control))
-
-        body_resolve = self._function_resolver(prefix, arg_nodes)
-        for body in fdef.node_def:
-            self.add_nodedef(body, name=prefix + body.name, device=body.device or device,
-                             function=fname, call_site=name, loop=loop,
-                             resolve=body_resolve, stack=body_stack)
-            if entry_control and not body.input:
-                self.pending.append((entry_control, -1, prefix + body.name, -1, "^" + entry_control))
-
-        ret_nodes = []
-        for i, out in enumerate(sig.output_arg):
-            ret_name = unique(out.name)
-            dtype = out.type or _attr_type(nd, out.type_attr)
-            self.input_types[ret_name] = [dtype] if dtype else None
-            node = Node(name=ret_name, op="_Retval", device=device, spec=parse_device(device),
-                        attrs=_arg_attrs(dtype, i), function=fname, call_site=name, loop=loop,
-                        output_dtypes=[dtype] if dtype else None, soft=outer_soft)
-            types = self._add_node(node)
-            ref = fdef.ret.get(out.name)
-            if ref is not None:
-                self._add_inputs(node, [ref], body_resolve, types)
-            self.alias[(name, i)] = (ret_name, 0)
-            ret_nodes.append(ret_name)
-        exit_control = unique("output_control_node")
-        self._add_node(Node(name=exit_control, op="NoOp", device=device,
-                            spec=parse_device(device), function=fname, call_site=name,
-                            loop=loop, soft=outer_soft))
-        for r in ret_nodes:
-            self.pending.append((r, -1, exit_control, -1, "^" + r))
-        for ctl in fdef.control_ret.values():
-            self.pending.append((prefix + ctl, -1, exit_control, -1, "^" + ctl))
-        self.control_alias[name] = exit_control
-        return True
-
-    def _function_resolver(self, prefix: str, arg_nodes: dict[str, str]):
-        opdb = self.opdb
-        library = self.library
-        builder = self
-
-        def resolve(ref: str):
-            if ref.startswith("^"):
-                return prefix + ref[1:], -1, ref
-            parts = ref.split(":")
-            if len(parts) == 1 or (len(parts) == 2 and parts[0] in arg_nodes):
-                if parts[0] in arg_nodes:
-                    return arg_nodes[parts[0]], 0, ref
-                return prefix + parts[0], 0, ref
-            if len(parts) == 3 and _slot(parts[2]) is not None:
-                src, out_arg, idx = parts[0], parts[1], int(parts[2])
-                start = builder._output_arg_start(prefix + src, src, out_arg, opdb, library)
-                if start is None:
-                    return prefix + src, -2, ref
-                return prefix + src, start + idx, ref
-            return prefix + ref, -2, ref
-
-        return resolve
-
-    def _output_arg_start(self, full_name: str, body_name: str, out_arg: str, opdb, library):
-        nd = self._body_nodedefs.get(full_name)
-        if nd is None:
-            return None
-        fname = self._called_function(nd)
-        if fname and fname in library and nd.op not in CALL_OPS:
-            names = [a.name for a in library[fname].signature.output_arg]
-            return names.index(out_arg) if out_arg in names else None
-        info = opdb.op(nd.op)
-        if info is None:
-            return 0 if out_arg == "output" else None
-        ranges = info.output_ranges(nd.attr)
-        if ranges is None or out_arg not in ranges:
-            return None
-        return ranges[out_arg][0]
-
-    def _attach_bodies(self, nd, node: Node, device, function, loop, resolve, stack):
-        data_refs = [r for r in nd.input if not r.startswith("^")]
-        if node.soft:
-            self._soft_calls.add(node.name)
-        is_while = nd.op in WHILE
-        skip = 0 if is_while else 1   # If/Case: input 0 is the predicate / branch index
-        funcs: list[tuple[str, str]] = []
-        for attr in CONTROL_FLOW_FUNCS[nd.op]:
-            if attr not in nd.attr:
-                continue
-            value = nd.attr[attr]
-            if value.HasField("func"):
-                funcs.append((attr, value.func.name))
-            else:
-                funcs += [(f"{attr}_{i}", f.name) for i, f in enumerate(value.list.func)]
-        for label, fname in funcs:
-            call = NodeDef(name=f"{node.name}/{label}", op=fname, device=nd.device)
-            call.input.extend(data_refs[skip:])
-            for k, v in nd.attr.items():
-                if k in ("T", "Tin", "Tout"):
-                    call.attr[k].CopyFrom(v)
-            fdef = self.library.get(fname)
-            if fdef is None:
-                self.diags.append(_diag(MissingFunction,
-                                        f"node '{node.name}' refers to function '{fname}', which "
-                                        "is not in the graph's function library", node=node.name))
-                continue
-            self.add_nodedef(call, name=call.name, device=device, function=function,
-                             call_site=node.name, loop=node.name if is_while else loop,
-                             resolve=resolve, stack=stack)
-            exit_name = self.control_alias.get(call.name)
-            if exit_name:
-                self.pending.append((exit_name, -1, node.name, -1, "^" + exit_name))
-
-    # -- edges -------------------------------------------------------------------
     def finish(self) -> BuildResult:
         forward = not self.pending      # every edge went from an older node to the newest
         nodes = self.graph.nodes
@@ -445,14 +209,13 @@ class _Builder:
             else:
                 connect(nodes[src], slot, nodes[dst], dst_slot, pending_types.get(dst))
         for dst, texts in unreadable.items():
-            self.diags.append(_diag(InvalidGraph,
-                                    f"node '{dst}' has malformed input name(s) {_quoted(texts)} "
-                                    "(an input is 'node', 'node:k' or '^node'; TensorFlow: "
-                                    f"\"Node '{dst}': Unknown input node '{texts[0]}'\")",
-                                    node=dst))
+            self.diags.append(InvalidGraph.diag(
+                f"node '{dst}' has malformed input name(s) {_quoted(texts)} "
+                "(an input is 'node', 'node:k' or '^node'; TensorFlow: "
+                f"\"Node '{dst}': Unknown input node '{texts[0]}'\")",
+                node=dst))
         for dst, texts in missing.items():
-            self.diags.append(_diag(InvalidGraph,
-                                    f"node '{dst}' has input(s) from missing node(s) "
+            self.diags.append(InvalidGraph.diag(f"node '{dst}' has input(s) from missing node(s) "
                                     f"{_quoted(texts)} (TensorFlow: \"Node '{dst}': Unknown "
                                     f"input node '{texts[0]}'\")", node=dst))
         for bad in self._bad_inputs.values():
@@ -489,8 +252,7 @@ class _Builder:
         n_out = len(src.output_dtypes or ())
         more = (f"; also {list_names([x.tensor for x in bad[1:]], limit=5)}"
                 if len(bad) > 1 else "")
-        return _diag(InvalidGraph,
-                     f"node '{e.dst}' reads output {e.src_slot} of '{e.src}' "
+        return InvalidGraph.diag(f"node '{e.dst}' reads output {e.src_slot} of '{e.src}' "
                      f"({src.op}), which has only {n_out} output(s){more} "
                      f"(TensorFlow: \"Node '{e.dst}': Connecting to invalid "
                      f"output {e.src_slot} of source node {e.src} which has "
@@ -518,43 +280,10 @@ def _type_edge(e: Edge, src: Node, types: list[int] | None) -> bool:
     return bad
 
 
-def _arg_attrs(dtype: int | None, index: int) -> dict[str, AttrValue]:
-    """The attrs TF gives ``_Arg``/``_Retval`` nodes (``T``, ``index``)."""
-    attrs = {"index": AttrValue(i=index)}
-    if dtype:
-        attrs["T"] = AttrValue(type=dtype)
-    return attrs
-
-
-def _config_soft(nd: NodeDef) -> bool:
-    """A call's ``config_proto`` attr (a serialized ConfigProto) turns soft placement on
-    for its body: TF2 writes ``allow_soft_placement: true`` into every call it makes."""
-    if "config_proto" not in nd.attr:
-        return False
-    from tensorboard.compat.proto.config_pb2 import ConfigProto
-    try:
-        return ConfigProto.FromString(nd.attr["config_proto"].s).allow_soft_placement
-    except Exception:  # noqa: BLE001 - a damaged attr: TF would fail to parse it too
-        return False
-
-
-def _chain(names) -> str:
-    """``f -> g -> f``, bounded."""
-    names = list(names)
-    if len(names) > 8:
-        names = names[:6] + [f"... ({len(names) - 7} more)", names[-1]]
-    return " -> ".join(names)
-
 
 def _quoted(texts: list[str], limit: int = 5) -> str:
     return list_names([f"'{t}'" for t in texts], limit=limit)
 
-
-def _attr_type(nd: NodeDef, attr: str) -> int | None:
-    """Resolve a type attr of a call: the call's own attr, or the positional Tin/Tout."""
-    if attr and attr in nd.attr and nd.attr[attr].type:
-        return nd.attr[attr].type
-    return None
 
 
 def _top_resolve(ref: str):

@@ -62,19 +62,34 @@ def check_function(fdef, opdb, library) -> list[tuple[str, str]]:
     sig = fdef.signature
     arg_types: dict[str, list[int] | None] = {a.name: ([a.type] if a.type else None)
                                               for a in sig.input_arg}
-    body = {nd.name: nd for nd in fdef.node_def}
-    found = []
+    # the body nodes that are checked, in body order: an op placelint knows (not a call),
+    # no attr a placeholder set by the call; ``known``: by name (the last node of a name),
+    # such a node or None, to type the inputs that read it
+    checked = []
+    known: dict[str, tuple | None] = {}
     for nd in fdef.node_def:
         info = opdb.op(nd.op) if nd.op not in library else None
-        if info is None or any(value_case(v) == "placeholder" for v in nd.attr.values()):
-            continue
+        entry = None if info is None or _has_placeholder(nd.attr) else (nd, info)
+        known[nd.name] = entry
+        if entry is not None:
+            checked.append(entry)
+    outputs: dict[str, tuple | None] = {}
+    found = []
+    for nd, info in checked:
         try:
-            err = _check_node(nd, info, arg_types, body, opdb, library)
+            err = _check_node(nd, info, arg_types, known, outputs)
         except _Unknown:
             continue
         if err:
             found.append((nd.name, err))
     return found
+
+
+def _has_placeholder(attrs) -> bool:
+    for key in attrs:
+        if value_case(attrs[key]) == "placeholder":
+            return True
+    return False
 
 
 def _arg_num_type(arg, attrs, info) -> list[int]:
@@ -116,7 +131,7 @@ class _Missing(Exception):
     pass
 
 
-def _check_node(nd, info, arg_types, body, opdb, library) -> str | None:
+def _check_node(nd, info, arg_types, known, outputs) -> str | None:
     attrs = nd.attr
     inputs = [r for r in nd.input if not r.startswith("^")]
     index = 0
@@ -130,7 +145,7 @@ def _check_node(nd, info, arg_types, body, opdb, library) -> str | None:
             if index >= len(inputs):
                 return f"Attempt to access beyond input size: {index} >= {len(inputs)}"
             name = inputs[index]
-            item = _item_types(name, arg_types, body, opdb, library)
+            item = _item_types(name, arg_types, known, outputs)
             if len(item) > len(dtypes) - j:
                 return f"Input {name} too long for {arg.name}"
             for k, actual in enumerate(item):
@@ -142,8 +157,9 @@ def _check_node(nd, info, arg_types, body, opdb, library) -> str | None:
     return None
 
 
-def _item_types(name: str, arg_types, body, opdb, library) -> list[int]:
-    """The dtypes a body input names: a function argument, or ``node:out_arg:idx``."""
+def _item_types(name: str, arg_types, known, outputs) -> list[int]:
+    """The dtypes a body input names: a function argument, or ``node:out_arg:idx`` of a
+    ``known`` body node (its output ranges and types kept in ``outputs``)."""
     if name in arg_types:
         types = arg_types[name]
         if types is None:
@@ -152,18 +168,25 @@ def _item_types(name: str, arg_types, body, opdb, library) -> list[int]:
     parts = name.split(":")
     if len(parts) != 3 or not parts[2].isdigit():
         raise _Unknown
-    src = body.get(parts[0])
-    if src is None or src.op in library:
+    src = parts[0]
+    try:
+        typed = outputs[src]
+    except KeyError:
+        typed = outputs[src] = _output_typing(known.get(src))
+    if typed is None or parts[1] not in typed[0]:
         raise _Unknown
-    info = opdb.op(src.op)
-    if info is None or any(value_case(v) == "placeholder" for v in src.attr.values()):
-        raise _Unknown
-    ranges = info.output_ranges(src.attr)
-    types = info.output_types(src.attr)
-    if ranges is None or types is None or parts[1] not in ranges:
-        raise _Unknown
-    start, end = ranges[parts[1]]
+    start, end = typed[0][parts[1]]
     k = start + int(parts[2])
     if k >= end:
         raise _Unknown
-    return [base_type(types[k])]
+    return [base_type(typed[1][k])]
+
+
+def _output_typing(entry) -> tuple[dict, list[int]] | None:
+    """(output arg -> index range, output dtypes) of a known body node; None if unknown."""
+    if entry is None:
+        return None
+    nd, info = entry
+    ranges = info.output_ranges(nd.attr)
+    types = info.output_types(nd.attr)
+    return None if ranges is None or types is None else (ranges, types)

@@ -122,22 +122,43 @@ def _split_input(ref: str) -> tuple[str, int]:
 
 
 def _attr_bytes(data: bytes) -> bytes:
-    """The serialized NodeDef from its attr map on: fields 1-4 (name, op, input, device;
-    one-byte tags 0x0a-0x22, length-delimited) are skipped. Equal bytes are equal attrs (and
-    debug info), so per-node answers are memoized on them."""
+    """The serialized NodeDef from its attr map on, without its ``_class`` entry: fields 1-4
+    (name, op, input, device; one-byte tags 0x0a-0x22, length-delimited) are skipped, and so
+    is the map entry (field 5) whose key is ``_class``, which no check reads. Equal bytes are
+    equal checked attrs (and debug info), so per-node answers are memoized on them: in a
+    training graph the colocation lists are what makes most nodes' attrs differ."""
     pos, end = 0, len(data)
     while pos < end and data[pos] < 0x2a:
+        length = data[pos + 1]      # a one-byte length (most fields) is read here
+        pos = pos + 2 + length if length < 0x80 else _field(data, pos)[1]
+    data = data[pos:]
+    if b"_class" not in data:
+        return data
+    pos, end = 0, len(data)
+    while pos < end and data[pos] == 0x2a:
+        length = data[pos + 1]
+        start, nxt = (pos + 2, pos + 2 + length) if length < 0x80 else _field(data, pos)
+        if data.startswith(_CLASS_KEY, start):
+            return data[:pos] + data[nxt:]
+        pos = nxt
+    return data
+
+
+_CLASS_KEY = b"\n\x06_class"      # a map entry's key field: tag 1, length 6, "_class"
+
+
+def _field(data: bytes, pos: int) -> tuple[int, int]:
+    """Where the payload of the one-byte-tag, length-delimited field at ``pos`` starts
+    and ends."""
+    pos += 1
+    length = shift = 0
+    while True:
+        b = data[pos]
         pos += 1
-        length = shift = 0
-        while True:
-            b = data[pos]
-            pos += 1
-            length |= (b & 0x7F) << shift
-            if b < 0x80:
-                break
-            shift += 7
-        pos += length
-    return data[pos:]
+        length |= (b & 0x7F) << shift
+        if b < 0x80:
+            return pos, pos + length
+        shift += 7
 
 
 class _Verdict:

@@ -23,8 +23,8 @@ Everything here is linear in the size of the graph.
 
 from __future__ import annotations
 
-import copy
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
+from operator import attrgetter
 
 from ..loaders.steps import GRAPH, INIT, PHASES, RESTORE, STEP, StepSpec
 from .devices import parse_device
@@ -134,6 +134,10 @@ def _has_output(graph: Graph, name: str, slot: int) -> bool:
     return slot < 0 or types is None or slot < len(types)
 
 
+#: Every field of a ``Node``, in its constructor's order.
+_node_fields = attrgetter(*(f.name for f in fields(Node)))
+
+
 def subgraph(graph: Graph, nodes: set[str], feeds: list[tuple[str, int]]) -> Graph:
     """The step's graph: the kept nodes (copies sharing attrs) with the edges between them,
     and one ``_Arg`` per fed tensor (TF's name ``_arg_<node>_<k>_<i>``) on the client device
@@ -158,7 +162,7 @@ def subgraph(graph: Graph, nodes: set[str], feeds: list[tuple[str, int]]) -> Gra
     for name, node in graph.nodes.items():
         if name not in nodes:
             continue
-        c = copy.copy(node)
+        c = Node(*_node_fields(node))     # a copy, sharing attrs
         c.in_edges, c.out_edges = [], []
         g.nodes[name] = c
     for name, node in graph.nodes.items():

@@ -37,28 +37,35 @@ def validate(graph: Graph) -> list[Diagnostic]:
 
 
 # -- cycles -------------------------------------------------------------------------
-def unprocessed_nodes(graph: Graph) -> set[str]:
-    """Nodes TF's import cannot order: in a cycle that is not a while loop, or after one."""
-    nodes = graph.nodes
-    pending: dict[str, int] = {}
-    ready: deque[str] = deque()
-    for name, node in nodes.items():
+def unprocessed_nodes(graph: Graph) -> tuple[set[str], bool]:
+    """Nodes TF's import cannot order: in a cycle that is not a while loop, or after one;
+    and whether a while loop's Merge was ordered after one input (without one, every
+    node ordered means no cycle at all)."""
+    nodes = list(graph.nodes.values())
+    index = graph.positions()
+    by_name = graph.nodes
+    pending = [0] * len(nodes)
+    ready: deque[int] = deque()
+    loop_merge = False
+    for i, node in enumerate(nodes):
         count = len(node.in_edges)
-        if node.op in MERGE and any(nodes[e.src].op in NEXT_ITERATION
+        if node.op in MERGE and any(by_name[e.src].op in NEXT_ITERATION
                                     for e in node.in_edges if not e.control):
             count = len(node.control_inputs) + 1
-        pending[name] = count
+            loop_merge = True
+        pending[i] = count
         if count == 0:
-            ready.append(name)
-    done: set[str] = set()
+            ready.append(i)
+    done = [False] * len(nodes)
     while ready:
-        name = ready.popleft()
-        done.add(name)
-        for e in nodes[name].out_edges:
-            pending[e.dst] -= 1
-            if pending[e.dst] == 0:
-                ready.append(e.dst)
-    return set(nodes) - done
+        i = ready.popleft()
+        done[i] = True
+        for e in nodes[i].out_edges:
+            j = index[e.dst]
+            pending[j] -= 1
+            if pending[j] == 0:
+                ready.append(j)
+    return {node.name for node, ok in zip(nodes, done) if not ok}, loop_merge
 
 
 def _find_cycle(graph: Graph, left: set[str]) -> list[str]:
@@ -120,9 +127,9 @@ def check_cycles(graph: Graph) -> list[Diagnostic]:
     """Report cycles TF refuses and remove the edges closing any cycle that is not a loop."""
     if graph.edges_point_forward():     # then there is no cycle at all
         return []
-    left = unprocessed_nodes(graph)
+    left, loop_merge = unprocessed_nodes(graph)
     cycle = _find_cycle(graph, left) if left else []
-    closing = _closing_edges(graph)
+    closing = _closing_edges(graph) if left or loop_merge else []
     for e in closing:
         graph.remove_edge(e)
     ignored = ""

@@ -1,0 +1,409 @@
+"""TF's ``ColocationGraph`` (colocation_graph.cc), its first half: the members.
+
+``InitializeMembers`` gives each node the device types with a kernel (from the shipped
+kernel table, matched on attrs) and its requested device; a requested device on a
+ref/resource *generator* (no inputs, one ref or resource output) is a resource device,
+which consumers cannot override. ``ColocateResourceAndRefEdges`` unions the two ends of
+every data edge into a ref- or resource-typed input (exempt consumers: PartitionedCall,
+IdentityN, ...); if only the *requested* devices conflict, the consumer's request is
+silently replaced by the source's. ``ColocateAllNodes`` unions each node with the groups
+its ``_class`` attr names (``loc:@name``); failures are ignored under soft placement.
+The candidate devices of a group are ``device_candidates.py``; the assignment ``placer.py``.
+"""
+
+from __future__ import annotations
+
+from ..dtypes import DT_RESOURCE, DT_VARIANT, is_ref
+from ..model.build import CALL_ARG_ATTR
+from ..model.devices import (Device, DeviceSet, DeviceSpec, MergeError, device_type_priority,
+                             parse_device)
+from ..model.graph import Graph, Node
+from ..model.ops import FUNCTION_IO
+from ..opdb import get_opdb
+from .device_candidates import DeviceCandidates, Supported
+from .placer_events import PlacementResult, PlacerEvent, PlacerEventKind, placer_facts
+from .processing_order import ordered
+
+class _Member:
+    __slots__ = ("parent", "rank", "requested", "assigned", "resource", "supported", "possible",
+                 "soft")
+
+    def __init__(self, index: int, supported: Supported):
+        self.parent = index
+        self.rank = 0
+        self.requested = _EMPTY
+        self.assigned = _EMPTY
+        self.resource = _EMPTY
+        self.supported = supported
+        self.possible: list[Device] | None = None
+        self.soft = False       # soft-placed (a node of a function body under config_proto)
+
+
+#: The empty spec, the very object every node without a device request carries.
+_EMPTY = parse_device("")
+
+
+def _merge(a: DeviceSpec, b: DeviceSpec, soft: bool = False) -> DeviceSpec:
+    """``a.merge(b, soft)`` (TF's ``MergeDevNames``), returning a side as it is when the
+    other adds nothing."""
+    if b is _EMPTY or b is a:
+        return a
+    if a is _EMPTY:
+        return b
+    if a == b:
+        return a
+    return a.merge(b, soft)
+
+
+def _compatible(a: DeviceSpec, b: DeviceSpec) -> bool:
+    """TF's ``AreCompatibleDevNames``."""
+    if a is b or a is _EMPTY or b is _EMPTY:
+        return True
+    for x, y in ((a.job, b.job), (a.replica, b.replica), (a.task, b.task), (a.type, b.type),
+                 (a.id, b.id)):
+        if x is not None and y is not None and x != y:
+            return False
+    return True
+
+
+def _merge_specs(new: _Member, old: _Member, soft: bool
+                 ) -> tuple[DeviceSpec, DeviceSpec, DeviceSpec]:
+    """The assigned, resource and requested specs of the union of two members
+    (``Member::Merge``); raises ``MergeError``. A member's requested spec already has its
+    assigned and resource fields ensured (every update of it does so), so a member whose
+    three specs are empty adds nothing and the other's specs are the union's."""
+    if old.requested is _EMPTY and old.assigned is _EMPTY and old.resource is _EMPTY:
+        return new.assigned, new.resource, new.requested
+    if new.requested is _EMPTY and new.assigned is _EMPTY and new.resource is _EMPTY:
+        return old.assigned, old.resource, old.requested
+    assigned = _merge(new.assigned, old.assigned)
+    resource = _merge(new.resource, old.resource)
+    requested = _merge(new.requested, old.requested, soft)
+    return assigned, resource, _ensure(_ensure(requested, assigned), resource)
+
+
+def _ensure(more: DeviceSpec, less: DeviceSpec) -> DeviceSpec:
+    """TF's ``EnsureSpecification(more, less)``: fields set in ``less`` are copied over."""
+    if less is _EMPTY or less is more or less == _EMPTY:
+        return more
+    return DeviceSpec(less.job if less.job is not None else more.job,
+                      less.replica if less.replica is not None else more.replica,
+                      less.task if less.task is not None else more.task,
+                      less.type if less.type is not None else more.type,
+                      less.id if less.id is not None else more.id)
+
+
+def _sort_types(types: list[tuple[str, int]]) -> Supported:
+    """``SortPrioritizedDeviceTypeVector``: kernel priority, then device-type priority."""
+    return tuple(sorted(types, key=lambda t: (-t[1], -device_type_priority(t[0]), t[0])))
+
+
+def _merge_supported(a: Supported, b: Supported) -> Supported | None:
+    """``Member::MergeSupportedDevices``: intersection, keeping the prioritised side's order."""
+    b_map = dict(b)
+    target = [(t, p) for t, p in a if t in b_map]
+    other = [(t, b_map[t]) for t, _ in target]
+    target, other = _sort_types(target), _sort_types(other)
+    t_prio = any(p for _, p in target)
+    o_prio = any(p for _, p in other)
+    if not t_prio and not o_prio:
+        result = target
+    elif t_prio and not o_prio:
+        result = target
+    elif o_prio and not t_prio:
+        result = other
+    elif [t for t, _ in target] == [t for t, _ in other]:
+        result = target
+    else:
+        result = _sort_types([(t, 0) for t, _ in target])
+    return result or None
+
+
+
+class ColocationGraph(DeviceCandidates):
+    """The members of every node, their union-find, and the colocation passes."""
+
+    def __init__(self, graph: Graph, devices: DeviceSet, soft: bool):
+        self.graph = graph
+        self.devices = devices
+        self.soft = soft
+        self.opdb = get_opdb()
+        facts = placer_facts()
+        self.exempt = set(facts["colocation_exempt_ops"])
+        #: (supported types, supported types) -> their merge: unions repeat a few pairs
+        self._merged_supported: dict[tuple[Supported, Supported], Supported | None] = {}
+        self.device_types = devices.types            # prioritised type list
+        self.order, self.idx = ordered(graph)
+        self.members: list[_Member] = []
+        self.result = PlacementResult(devices, soft, dict.fromkeys(self.idx))
+        self.failed_roots: set[int] = set()
+        #: positions of the generator nodes (no data inputs, one non-ref output): they are
+        #: placed in a second pass, after their consumers
+        self.generators: list[int] = []
+        #: positions of the nodes a union made children (every other node is a root)
+        self.joined: list[int] = []
+        # (device spec, supported types) -> candidate devices, best first
+        self._candidates: dict[tuple[DeviceSpec, Supported], list[Device]] = {}
+        #: (resource _Arg of a function body, its source): the body's group is placed after
+        #: the rest, pinned to the source's device (multi-device function instantiation)
+        self.pinned_args: list[tuple[int, int]] = []
+        self.deferred: set[int] = set()
+
+    # -- union-find ----------------------------------------------------------------
+    def find(self, i: int) -> int:
+        members = self.members
+        root = members[i].parent
+        if members[root].parent == root:
+            return root         # a root or a root's child: the usual case, nothing to compress
+        while members[root].parent != root:
+            root = members[root].parent
+        while members[i].parent != root:
+            members[i].parent, i = root, members[i].parent
+        return root
+
+    # -- step 1 ----------------------------------------------------------------------
+    def initialize_members(self):
+        # Nodes with the same op and attr signature (the op database's memo key) have the
+        # same kernels: their supported types are computed once and the list is shared.
+        kernels: dict[tuple, tuple] = {}
+        members = self.members
+        generators = self.generators
+        unknown_ops = self.result.unknown_ops
+        invalid = self.graph.invalid_nodes
+        for i, node in enumerate(self.order):
+            op = node.op
+            signature = node.op_signature
+            if signature is None:
+                signature = self._signature(node)
+            key = (op, signature)
+            hit = kernels.get(key)
+            if hit is None:
+                hit = kernels[key] = self._kernel_types(node, signature)
+            info, supported = hit
+            if info is None:
+                unknown_ops.setdefault(op, []).append(node.name)
+            elif not supported and node.name in invalid:
+                # TF refuses the node at import (PL007: e.g. a missing T); placed as a node
+                # supported everywhere, not reported again as "No OpKernel ... attrs: []"
+                supported = tuple((t, 0) for t in self.device_types)
+            m = _Member(i, supported)
+            if node.soft:
+                m.soft = True
+            members.append(m)
+            # Generators: no data inputs, one output. A ref or DT_RESOURCE one keeps its
+            # requested device as a resource device; any other waits for the second pass.
+            resource_generator = False
+            if not _has_data_input(node) and self._num_outputs(node, info) == 1:
+                t = node.output_dtypes[0] if node.output_dtypes else None
+                if t is None or not is_ref(t):
+                    generators.append(i)
+                resource_generator = t is not None and (is_ref(t) or t == DT_RESOURCE)
+            if not supported:
+                self._fail_init(node, i, PlacerEventKind.NO_KERNEL,
+                                self._no_kernel_message(node))
+                continue
+            spec = node.spec
+            if spec is None:
+                self._fail_init(node, i, PlacerEventKind.MALFORMED,
+                                f"Malformed device specification '{node.device}' in node: "
+                                f"{{name:'{node.name}' op:'{op}'}}")
+                continue
+            if not spec.is_empty:
+                if resource_generator:
+                    m.resource = spec
+                m.requested = spec
+
+    def _signature(self, node: Node) -> tuple | None:
+        """The op database's attr signature of a node the builder did not annotate."""
+        info = self.opdb.op(node.op)
+        return None if info is None else info.signature(node.attrs)
+
+    def _kernel_types(self, node: Node, signature: tuple | None):
+        """(OpInfo or None, [(device type, kernel priority)] by priority, stable in
+        device-type order): TF's ``SupportedDeviceTypesForNode`` + its stable sort."""
+        types = self.device_types
+        info = self.opdb.op(node.op)
+        if info is None:
+            # Not a registered op (custom op, or a function call left unexpanded):
+            # TF's SupportedDeviceTypesForNode assumes every device type supports it.
+            return None, tuple((t, 0) for t in types)
+        try:
+            found = info.supported_device_types(node.attrs, types, signature)
+        except ValueError:
+            found = {}
+        return info, tuple(sorted(((t, found[t]) for t in types if t in found),
+                                  key=lambda tp: -tp[1]))
+
+    @staticmethod
+    def _num_outputs(node: Node, info) -> int | None:
+        if info is not None and node.op in FUNCTION_IO:
+            return 1        # inlined function arguments pass one tensor through
+        if node.output_dtypes is not None:
+            return len(node.output_dtypes)
+        return None if info is None else info.num_outputs(node.attrs)
+
+    def _no_kernel_message(self, node: Node) -> str:
+        registered = ", ".join(sorted(self.device_types))
+        return (f"No OpKernel was registered to support Op '{node.op}' used by "
+                f"{{{{node {node.name}}}}} with these attrs: [{_attrs_text(node)}]\n"
+                f"Registered devices: [{registered}]")
+
+    def _fail_init(self, node, i, kind, message):
+        self.result.errors.append(PlacerEvent(kind, node.name, message, requested=node.device))
+        self.failed_roots.add(i)
+
+    # -- colocation ------------------------------------------------------------------
+    def colocate(self, xi: int, yi: int) -> str | None:
+        """``ColocateNodes``: union two groups; returns TF's error text on failure."""
+        xr, yr = self.find(xi), self.find(yi)
+        if xr == yr:
+            return None
+        mx, my = self.members[xr], self.members[yr]
+        if mx.rank < my.rank:
+            new, old, new_r, old_r = my, mx, yr, xr
+        else:
+            new, old, new_r, old_r = mx, my, xr, yr
+        try:
+            assigned, resource, requested = _merge_specs(new, old, self.soft or (mx.soft and my.soft))
+        except MergeError as exc:
+            return (f"Cannot colocate nodes {{{{colocation_node {self.order[xi].name}}}}} and "
+                    f"{{{{colocation_node {self.order[yi].name}}}}}: {exc}")
+        key = (new.supported, old.supported)
+        try:
+            supported = self._merged_supported[key]
+        except KeyError:
+            supported = self._merged_supported[key] = _merge_supported(*key)
+        if supported is None:
+            return (f"Cannot colocate nodes {{{{colocation_node {self.order[xi].name}}}}} and "
+                    f"{{{{colocation_node {self.order[yi].name}}}}} because no device type "
+                    "supports both of those nodes and the other nodes colocated with them.")
+        new.assigned, new.resource, new.requested, new.supported = assigned, resource, requested, supported
+        new.possible = None
+        new.soft = mx.soft and my.soft
+        old.parent = new_r
+        self.joined.append(old_r)
+        if mx.rank == my.rank:
+            new.rank += 1
+        if old_r in self.failed_roots:
+            self.failed_roots.add(new_r)
+        return None
+
+    def colocate_ref_edges(self):
+        exempt = self.exempt
+        nodes = self.graph.nodes
+        for dst_node in self.order:
+            if dst_node.op in exempt:
+                continue
+            for e in dst_node.in_edges:
+                # most edges carry neither a ref nor a variant: skip them on two field reads
+                if (not e.ref and e.dtype != DT_VARIANT) or e.src_slot < 0:
+                    continue
+                src_node = nodes[e.src]
+                if e.dtype == DT_VARIANT:
+                    if not (_is_dataset_op(src_node.op) and _is_dataset_op(dst_node.op)):
+                        continue
+                elif not e.ref:
+                    continue
+                if dst_node.op == "_Arg" and CALL_ARG_ATTR in dst_node.attrs:
+                    # into a function body: the call is colocation-exempt; the body is
+                    # placed with this _Arg pinned to the source's device (see run)
+                    self.pinned_args.append((self.idx[dst_node.name], self.idx[src_node.name]))
+                    continue
+                self.colocate_ref_edge(src_node, dst_node)
+
+    def colocate_ref_edge(self, src: Node, dst: Node):
+        si, di = self.idx[src.name], self.idx[dst.name]
+        sr, dr = self.find(si), self.find(di)
+        s, d = self.members[sr], self.members[dr]
+        for label, a, b in (("assigned", s.assigned, d.assigned), ("resource", s.resource, d.resource)):
+            if not _compatible(a, b):
+                self.result.errors.append(PlacerEvent(
+                    PlacerEventKind.COLOCATION, dst.name,
+                    "Cannot place the graph because a reference or resource edge connects "
+                    f"colocation groups with incompatible {label} devices: {a} vs {b}. The edge "
+                    f"src node is {src.name} , and the dst node is {dst.name}",
+                    related=[src.name], requested=dst.device))
+                self.failed_roots.update((sr, dr))
+                return
+        if not _compatible(s.requested, d.requested):
+            self.result.events.append(PlacerEvent(
+                PlacerEventKind.OVERRIDDEN_DEVICE_REQUEST, dst.name,
+                f"Ignoring device specification {d.requested} for node '{dst.name}' because the "
+                f"input edge from '{src.name}' is a reference connection and already has a "
+                f"device field set to {s.requested}",
+                related=[src.name], requested=str(d.requested),
+                detail={"source_device": str(s.requested)}))
+            d.requested = _ensure(_ensure(s.requested, d.assigned), d.resource)
+            d.possible = None
+        err = self.colocate(si, di)
+        if err is not None:
+            self.result.errors.append(PlacerEvent(
+                PlacerEventKind.COLOCATION, dst.name,
+                "Nodes were connected by a reference or resource connection (requiring them to be "
+                f"on the same device), but the two nodes were assigned two different devices: {err}",
+                related=[src.name], requested=dst.device))
+            self.failed_roots.update((self.find(si), self.find(di)))
+
+    def colocate_class_groups(self):
+        classes = {i: groups for i, node in enumerate(self.order)
+                   if "_class" in node.attrs and (groups := _class_groups(node))}
+        if not classes:
+            return      # every node alone in the group of its own name: nothing to join
+        roots: dict[str, int] = {}
+        for i, node in enumerate(self.order):
+            for group in (*classes.get(i, ()), node.name):
+                root = roots.setdefault(group, i)
+                if root == i:
+                    continue
+                err = self.colocate(i, root)
+                if err is None:
+                    continue
+                related = [self.order[root].name]
+                if self.soft or (node.soft and self.order[root].soft):
+                    self.result.events.append(PlacerEvent(
+                        PlacerEventKind.IGNORED_COLOCATION, node.name,
+                        f"Ignoring request to colocate node '{node.name}' with nodes in "
+                        f"colocation group '{group}' because soft placement is on and an attempt "
+                        f"at doing so resulted in the following error: {err}",
+                        related=related, requested=node.device))
+                else:
+                    self.result.errors.append(PlacerEvent(
+                        PlacerEventKind.COLOCATION, node.name, err, related=related,
+                        requested=node.device))
+                    self.failed_roots.update((self.find(i), self.find(root)))
+
+
+
+def _has_data_input(node: Node) -> bool:
+    # a loop that stops at the first data edge (in_edges list data edges first)
+    for e in node.in_edges:
+        if e.src_slot >= 0:
+            return True
+    return False
+
+
+def _class_groups(node: Node) -> list[str]:
+    """The group names in a node's ``_class`` attr (``loc:@NAME`` entries)."""
+    return [s[5:].decode("utf-8", "replace") for s in node.attrs["_class"].list.s
+            if s[:5] == b"loc:@"]
+
+
+def _is_dataset_op(op: str) -> bool:
+    return op.endswith("Dataset") or op.endswith("DatasetV2") or op.endswith("DatasetV3")
+
+
+def _attrs_text(node: Node) -> str:
+    parts = []
+    for key in sorted(node.attrs):
+        if key.startswith("_"):
+            continue
+        value = node.attrs[key]
+        kind = value.WhichOneof("value")
+        if kind == "type":
+            from ..dtypes import dtype_name
+            parts.append(f"{key}={dtype_name(value.type)}")
+        elif kind in ("b", "i", "f", "s"):
+            v = getattr(value, kind)
+            parts.append(f"{key}={v.decode('utf-8', 'replace') if isinstance(v, bytes) else v}")
+    return ", ".join(parts)
+

@@ -1,0 +1,104 @@
+"""The candidate devices of a colocation group: ``ColocationGraph::GetDevicesForNode``
+(``FindMatchingDevices``, ``FilterSupportedDevices``, soft placement's retries) and the
+errors TF gives when none is left."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ..model.devices import Device, DeviceSpec, device_type_priority
+from ..model.graph import Node
+from .placer_events import PlacerEvent, PlacerEventKind
+
+if TYPE_CHECKING:
+    from .colocation_graph import _Member
+
+#: A group's supported device types with their kernel priorities, TF's order.
+Supported = tuple[tuple[str, int], ...]
+
+
+class DeviceCandidates:
+    """Mixed into ``ColocationGraph``: reads its devices, soft flag, members and order."""
+
+    # -- candidate devices -------------------------------------------------------------
+    def candidates(self, spec: DeviceSpec, supported: Supported) -> list[Device]:
+        """The supported devices matching ``spec``, best first: ``FindMatchingDevices`` then
+        ``FilterSupportedDevices`` (kernel priority, type priority, the session's own
+        (local) task first, then name as strings).
+        Cached per (spec, supported types): groups repeat a few of each."""
+        key = (spec, supported)
+        found = self._candidates.get(key)
+        if found is None:
+            prio = dict(supported)
+            picked = [d for d in self.devices.matching(spec) if d.type in prio]
+            found = self._candidates[key] = sorted(
+                picked, key=lambda d: (-prio[d.type], -device_type_priority(d.type),
+                                       not d.local, d.name))
+        return found
+
+    def devices_for(self, node: Node, m: _Member) -> tuple[list[Device] | None, PlacerEvent | None]:
+        """The candidate devices of group ``m`` (``node``'s), or the error TF gives; the
+        caller first tries ``m.possible``, the answer kept until the group changes."""
+        # an empty request matches every device: the same candidates as no request
+        devices = self.candidates(m.requested, m.supported)
+        if not devices:
+            if m.requested.is_empty:
+                return None, PlacerEvent(
+                    PlacerEventKind.NO_KERNEL, node.name,
+                    "Node had no OpKernel registered to support this "
+                    f"operation: Operation was {node.op}", requested=node.device)
+            if self.soft or m.soft:
+                devices = self.soft_candidates(m)
+            if not devices:
+                return None, self.no_device_error(node, m)
+        m.possible = devices
+        return devices, None
+
+    def soft_candidates(self, m: _Member) -> list[Device]:
+        keep_type = m.assigned.type is not None or m.resource.type is not None
+        keep_id = m.assigned.id is not None or m.resource.id is not None
+        spec = m.requested
+        preferred = DeviceSpec(spec.job, spec.replica, spec.task,
+                               spec.type if keep_type else None, spec.id if keep_id else None)
+        found = self.candidates(preferred, m.supported)
+        if found:
+            return found
+        softer = DeviceSpec(spec.job, spec.replica, spec.task,
+                            spec.type if m.assigned.type is not None else None,
+                            spec.id if m.assigned.id is not None else None)
+        return self.candidates(softer, m.supported)
+
+    def no_device_error(self, node: Node, m: _Member) -> PlacerEvent:
+        spec = node.spec
+        all_names = ", ".join(sorted(self.devices.names))
+        if spec is not None and spec == m.requested:
+            if not self.devices.matching(spec):
+                return PlacerEvent(
+                    PlacerEventKind.UNKNOWN_DEVICE, node.name,
+                    f"{{{{node {node.name}}}}} was explicitly assigned to {node.device} but "
+                    f"available devices are [ {all_names} ]. Make sure the device specification "
+                    "refers to a valid device.", requested=node.device)
+            if spec.type is not None:
+                return PlacerEvent(
+                    PlacerEventKind.NO_KERNEL, node.name,
+                    f"Could not satisfy explicit device specification '{node.device}' because no "
+                    f"supported kernel for {spec.type} devices is available.\nOp: {node.op}",
+                    requested=node.device, detail={"device_type": spec.type})
+            return PlacerEvent(
+                PlacerEventKind.UNKNOWN_DEVICE, node.name,
+                f"Could not satisfy explicit device specification '{node.device}'",
+                requested=node.device)
+        members = self.group_members(node)
+        return PlacerEvent(
+            PlacerEventKind.COLOCATION, node.name,
+            f"Could not satisfy explicit device specification '{node.device}' because the node "
+            f"{{{{colocation_node {node.name}}}}} was colocated with a group of nodes that required "
+            f"incompatible device '{m.requested}'. All available devices "
+            f"[{', '.join(self.devices.names)}].",
+            related=[n for n in members if n != node.name], requested=node.device,
+            detail={"group_device": str(m.requested)})
+
+    def group_members(self, node: Node) -> list[str]:
+        root = self.find(self.idx[node.name])
+        return [n.name for j, n in enumerate(self.order) if self.find(j) == root]
+

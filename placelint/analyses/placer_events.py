@@ -1,0 +1,65 @@
+"""What the predicted Placer reports: its events (errors TF would raise, requests TF
+silently ignores) and the placement result the analyses and rules read."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+from functools import lru_cache
+
+from ..data import load_json
+from ..model.devices import DeviceSet
+
+
+class PlacerEventKind(StrEnum):
+    """What a ``PlacerEvent`` is about; the placement rules pick theirs by kind."""
+
+    # errors: TF's placer fails
+    UNKNOWN_DEVICE = "unknown-device"
+    NO_KERNEL = "no-kernel-for-device"
+    COLOCATION = "colocation-conflict"
+    MALFORMED = "malformed-device"
+    # events: TF places the node, silently differently from what the graph asks
+    OVERRIDDEN_DEVICE_REQUEST = "overridden-device-request"
+    IGNORED_COLOCATION = "ignored-colocation"
+
+
+
+@lru_cache(maxsize=1)
+def placer_facts() -> dict:
+    return load_json("placer_facts.json", format=None)
+
+
+@dataclass
+class PlacerEvent:
+    """Something the Placer would fail on (``error``) or silently do (warning-worthy)."""
+
+    kind: PlacerEventKind
+    node: str                  #: the node TF names
+    message: str               #: TF's wording
+    related: list[str] = field(default_factory=list)
+    requested: str = ""        #: the device the node asked for
+    detail: dict = field(default_factory=dict)
+
+
+@dataclass
+class PlacementResult:
+    devices: DeviceSet
+    allow_soft_placement: bool
+    device: dict[str, str | None]                 #: node -> full device name, None if unplaced
+    errors: list[PlacerEvent] = field(default_factory=list)
+    #: requests TF silently ignores (ref/resource edge overrides, ignored _class under soft
+    #: placement, soft-placement moves)
+    events: list[PlacerEvent] = field(default_factory=list)
+    unknown_ops: dict[str, list[str]] = field(default_factory=dict)   #: op -> nodes
+    group_of: dict[str, str] = field(default_factory=dict)            #: node -> group root node
+
+    @property
+    def ok(self) -> bool:
+        return not self.errors
+
+    def members(self, node: str) -> list[str]:
+        root = self.group_of.get(node, node)
+        return [n for n, r in self.group_of.items() if r == root]
+
+

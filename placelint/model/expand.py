@@ -1,0 +1,272 @@
+"""Function calls and functional control flow, expanded into the graph being built.
+
+A direct call (op = function name) or a (Stateful)PartitionedCall node ``c`` is replaced
+by its body the way TF's function inlining does it (``InlineFunctionBody``): body nodes
+are named ``c/<node>``; each input argument becomes an ``_Arg`` node ``c/<arg>`` fed by
+the call's input, each output a ``_Retval`` node ``c/<output>`` that feeds the call's
+consumers; control inputs of the call reach the body through a NoOp
+``c/input_control_node`` and control consumers wait on a NoOp ``c/output_control_node``.
+Body nodes with no device inherit the call's device (TF's multi-device function runtime
+uses the call's device as the default); explicit body devices are kept.
+
+Functional control flow (If/StatelessIf, While/StatelessWhile, Case/StatelessCase) keeps
+its node; each branch/body is added as ``n/<branch>/<node>``, fed from the op's inputs,
+and finishes into the op through control edges, so its ops are analysed (and marked with
+``Node.loop`` inside While bodies).
+"""
+
+from __future__ import annotations
+
+from ..checks.pl003_recursive_function import RecursiveFunction
+from ..checks.pl004_missing_function import MissingFunction
+from ..checks.pl005_invalid_graph import InvalidGraph
+from ..checks.pl002_unsupported_format import UnsupportedFormat
+from ..proto import AttrValue, NodeDef
+from .devices import parse_device
+from .graph import Node
+from .ops import PARTITIONED_CALL, WHILE
+from .tensor_names import slot_index
+
+CALL_OPS = PARTITIONED_CALL
+CONTROL_FLOW_FUNCS = {
+    "If": ("then_branch", "else_branch"), "StatelessIf": ("then_branch", "else_branch"),
+    "While": ("cond", "body"), "StatelessWhile": ("cond", "body"),
+    "Case": ("branches",), "StatelessCase": ("branches",),
+}
+#: Calls nested deeper than this are left unexpanded (with a diagnostic): expansion
+#: recurses once per level, and real models nest a handful of levels.
+MAX_CALL_DEPTH = 100
+#: Marks the ``_Arg`` nodes of an expanded (Stateful)PartitionedCall: TF places such a
+#: function body on its own, with each ``_Arg`` pinned to its input's device (the call node
+#: is colocation-exempt, so the body never pulls a variable to its own device requests).
+CALL_ARG_ATTR = "_placelint_call_arg"
+
+
+class FunctionExpansion:
+    """Mixed into the graph builder: expands calls and attaches control-flow bodies."""
+
+    def _called_function(self, nd: NodeDef) -> str | None:
+        if nd.op in CALL_OPS:
+            return nd.attr["f"].func.name if "f" in nd.attr else ""
+        if nd.op in self.library:
+            return nd.op
+        return None
+
+    def _expand_call(self, nd, name, fname, device, function, call_site, loop, resolve, stack) -> bool:
+        fdef = self.library.get(fname)
+        if fdef is None:
+            what = (f"calls function '{fname}', which is not in the graph's function library"
+                    if fname else f"({nd.op}) names no function (its 'f' attr is missing or empty)")
+            self.diags.append(MissingFunction.diag(
+                f"node '{name}' {what}; its body cannot be analysed",
+                node=name))
+            return False
+        if fname in stack:
+            chain = _chain((*stack[stack.index(fname):], fname))
+            self.diags.append(RecursiveFunction.diag(
+                f"function '{fname}' calls itself ({chain}); TensorFlow cannot "
+                "place recursive functions (UNIMPLEMENTED), and the call is "
+                "analysed as an opaque node", node=name))
+            return False
+        if len(stack) >= MAX_CALL_DEPTH:
+            if not self.depth_exceeded:
+                self.depth_exceeded = True
+                self.diags.append(UnsupportedFormat.diag(
+                    f"function calls are nested more than {MAX_CALL_DEPTH} "
+                    f"levels deep ({_chain(stack[:3])} -> ...); deeper calls "
+                    "are analysed as opaque nodes", node=name))
+            return False
+        # the call's own _Arg/_Retval/control nodes stand for the call node, placed by
+        # its caller (strictly at top level); the body is soft-placed under its config_proto
+        outer_soft = bool(call_site) and call_site in self._soft_calls
+        if outer_soft or _config_soft(nd):
+            self._soft_calls.add(name)
+        prefix = name + "/"
+        sig = fdef.signature
+        self._body_nodedefs.update({prefix + n.name: n for n in fdef.node_def})
+        body_stack = (*stack, fname)
+        data_refs = [r for r in nd.input if not r.startswith("^")]
+        control_refs = [r for r in nd.input if r.startswith("^")]
+        taken = {n.name for n in fdef.node_def}
+        nodes = self.graph.nodes
+
+        def unique(base: str) -> str:
+            """A name for a node placelint adds (``_Arg``, ``_Retval``, control NoOps) that
+            clashes with no body node and no node already in the graph."""
+            candidate, i = base, 0
+            while candidate in taken or prefix + candidate in nodes:
+                candidate, i = f"{base}_{i}", i + 1
+            taken.add(candidate)
+            return prefix + candidate
+
+        arg_nodes: dict[str, str] = {}
+        entry_control = None
+        if control_refs:
+            entry_control = unique("input_control_node")
+            ctl = Node(name=entry_control, op="NoOp", device=device, spec=parse_device(device),
+                       function=fname, call_site=name, loop=loop, soft=outer_soft)
+            self._add_inputs(ctl, control_refs, resolve, self._add_node(ctl))
+        for i, arg in enumerate(sig.input_arg):
+            arg_name = unique(arg.name)
+            arg_nodes[arg.name] = arg_name
+            dtype = arg.type or _attr_type(nd, arg.type_attr)
+            self.input_types[arg_name] = [dtype] if dtype else None
+            attrs = _arg_attrs(dtype, i)
+            if nd.op in CALL_OPS:
+                attrs[CALL_ARG_ATTR] = AttrValue(b=True)
+            node = Node(name=arg_name, op="_Arg", device=device, spec=parse_device(device),
+                        attrs=attrs, function=fname, call_site=name, loop=loop,
+                        output_dtypes=[dtype] if dtype else None, soft=outer_soft)
+            types = self._add_node(node)
+            if i < len(data_refs):
+                self._add_inputs(node, [data_refs[i]], resolve, types)
+            else:
+                self.diags.append(InvalidGraph.diag(
+                    f"call '{name}' passes {len(data_refs)} inputs but "
+                    f"function '{fname}' takes {len(sig.input_arg)}",
+                    node=name))
+            if entry_control:
+                self.pending.append((entry_control, -1, arg_name, -1, "^" + entry_control))
+
+        body_resolve = self._function_resolver(prefix, arg_nodes)
+        for body in fdef.node_def:
+            self.add_nodedef(body, name=prefix + body.name, device=body.device or device,
+                             function=fname, call_site=name, loop=loop,
+                             resolve=body_resolve, stack=body_stack)
+            if entry_control and not body.input:
+                self.pending.append((entry_control, -1, prefix + body.name, -1, "^" + entry_control))
+
+        ret_nodes = []
+        for i, out in enumerate(sig.output_arg):
+            ret_name = unique(out.name)
+            dtype = out.type or _attr_type(nd, out.type_attr)
+            self.input_types[ret_name] = [dtype] if dtype else None
+            node = Node(name=ret_name, op="_Retval", device=device, spec=parse_device(device),
+                        attrs=_arg_attrs(dtype, i), function=fname, call_site=name, loop=loop,
+                        output_dtypes=[dtype] if dtype else None, soft=outer_soft)
+            types = self._add_node(node)
+            ref = fdef.ret.get(out.name)
+            if ref is not None:
+                self._add_inputs(node, [ref], body_resolve, types)
+            self.alias[(name, i)] = (ret_name, 0)
+            ret_nodes.append(ret_name)
+        exit_control = unique("output_control_node")
+        self._add_node(Node(name=exit_control, op="NoOp", device=device,
+                            spec=parse_device(device), function=fname, call_site=name,
+                            loop=loop, soft=outer_soft))
+        for r in ret_nodes:
+            self.pending.append((r, -1, exit_control, -1, "^" + r))
+        for ctl in fdef.control_ret.values():
+            self.pending.append((prefix + ctl, -1, exit_control, -1, "^" + ctl))
+        self.control_alias[name] = exit_control
+        return True
+
+    def _function_resolver(self, prefix: str, arg_nodes: dict[str, str]):
+        opdb = self.opdb
+        library = self.library
+        builder = self
+
+        def resolve(ref: str):
+            if ref.startswith("^"):
+                return prefix + ref[1:], -1, ref
+            parts = ref.split(":")
+            if len(parts) == 1 or (len(parts) == 2 and parts[0] in arg_nodes):
+                if parts[0] in arg_nodes:
+                    return arg_nodes[parts[0]], 0, ref
+                return prefix + parts[0], 0, ref
+            if len(parts) == 3 and slot_index(parts[2]) is not None:
+                src, out_arg, idx = parts[0], parts[1], int(parts[2])
+                start = builder._output_arg_start(prefix + src, src, out_arg, opdb, library)
+                if start is None:
+                    return prefix + src, -2, ref
+                return prefix + src, start + idx, ref
+            return prefix + ref, -2, ref
+
+        return resolve
+
+    def _output_arg_start(self, full_name: str, body_name: str, out_arg: str, opdb, library):
+        nd = self._body_nodedefs.get(full_name)
+        if nd is None:
+            return None
+        fname = self._called_function(nd)
+        if fname and fname in library and nd.op not in CALL_OPS:
+            names = [a.name for a in library[fname].signature.output_arg]
+            return names.index(out_arg) if out_arg in names else None
+        info = opdb.op(nd.op)
+        if info is None:
+            return 0 if out_arg == "output" else None
+        ranges = info.output_ranges(nd.attr)
+        if ranges is None or out_arg not in ranges:
+            return None
+        return ranges[out_arg][0]
+
+    def _attach_bodies(self, nd, node: Node, device, function, loop, resolve, stack):
+        data_refs = [r for r in nd.input if not r.startswith("^")]
+        if node.soft:
+            self._soft_calls.add(node.name)
+        is_while = nd.op in WHILE
+        skip = 0 if is_while else 1   # If/Case: input 0 is the predicate / branch index
+        funcs: list[tuple[str, str]] = []
+        for attr in CONTROL_FLOW_FUNCS[nd.op]:
+            if attr not in nd.attr:
+                continue
+            value = nd.attr[attr]
+            if value.HasField("func"):
+                funcs.append((attr, value.func.name))
+            else:
+                funcs += [(f"{attr}_{i}", f.name) for i, f in enumerate(value.list.func)]
+        for label, fname in funcs:
+            call = NodeDef(name=f"{node.name}/{label}", op=fname, device=nd.device)
+            call.input.extend(data_refs[skip:])
+            for k, v in nd.attr.items():
+                if k in ("T", "Tin", "Tout"):
+                    call.attr[k].CopyFrom(v)
+            fdef = self.library.get(fname)
+            if fdef is None:
+                self.diags.append(MissingFunction.diag(
+                    f"node '{node.name}' refers to function '{fname}', which "
+                    "is not in the graph's function library", node=node.name))
+                continue
+            self.add_nodedef(call, name=call.name, device=device, function=function,
+                             call_site=node.name, loop=node.name if is_while else loop,
+                             resolve=resolve, stack=stack)
+            exit_name = self.control_alias.get(call.name)
+            if exit_name:
+                self.pending.append((exit_name, -1, node.name, -1, "^" + exit_name))
+
+    # -- edges -------------------------------------------------------------------
+
+def _arg_attrs(dtype: int | None, index: int) -> dict[str, AttrValue]:
+    """The attrs TF gives ``_Arg``/``_Retval`` nodes (``T``, ``index``)."""
+    attrs = {"index": AttrValue(i=index)}
+    if dtype:
+        attrs["T"] = AttrValue(type=dtype)
+    return attrs
+
+
+def _config_soft(nd: NodeDef) -> bool:
+    """A call's ``config_proto`` attr (a serialized ConfigProto) turns soft placement on
+    for its body: TF2 writes ``allow_soft_placement: true`` into every call it makes."""
+    if "config_proto" not in nd.attr:
+        return False
+    from tensorboard.compat.proto.config_pb2 import ConfigProto
+    try:
+        return ConfigProto.FromString(nd.attr["config_proto"].s).allow_soft_placement
+    except Exception:  # noqa: BLE001 - a damaged attr: TF would fail to parse it too
+        return False
+
+
+def _chain(names) -> str:
+    """``f -> g -> f``, bounded."""
+    names = list(names)
+    if len(names) > 8:
+        names = names[:6] + [f"... ({len(names) - 7} more)", names[-1]]
+    return " -> ".join(names)
+
+
+def _attr_type(nd: NodeDef, attr: str) -> int | None:
+    """Resolve a type attr of a call: the call's own attr, or the positional Tin/Tout."""
+    if attr and attr in nd.attr and nd.attr[attr].type:
+        return nd.attr[attr].type
+    return None
+
