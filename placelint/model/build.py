@@ -17,13 +17,14 @@ from dataclasses import dataclass, field
 from ..checks.pl002_unsupported_format import UnsupportedFormat
 from ..checks.pl005_invalid_graph import InvalidGraph
 from ..diagnostics import Diagnostic
-from ..dtypes import DT_RESOURCE, REF_OFFSET
+from ..dtypes import DT_RESOURCE, is_ref
 from ..humanize import list_names
 from ..opdb import OpInfo, get_opdb
 from ..proto import GraphDef, NodeDef
 from .devices import DeviceSpec, parse_device
-from .expand import CALL_ARG_ATTR, CALL_OPS, CONTROL_FLOW_FUNCS, FunctionExpansion
+from .expand import CALL_ARG_ATTR, CONTROL_FLOW_FUNCS, FunctionExpansion
 from .graph import Edge, Graph, Node
+from .ops import PARTITIONED_CALL
 from .nodedef_validation import validate_graph_def
 from .shapes import SHAPE_ATTR_OPS, static_output_shapes
 from .tensor_names import parse_input
@@ -108,7 +109,7 @@ class _Builder(FunctionExpansion):
             return
         op = nd.op
         op = self._ops.setdefault(op, op)
-        if op in CALL_OPS or op in self.library:
+        if op in PARTITIONED_CALL or op in self.library:
             fname = self._called_function(nd)
             if self._expand_call(nd, name, fname, device, function, call_site, loop, resolve, stack):
                 return
@@ -276,7 +277,7 @@ def _type_edge(e: Edge, src: Node, types: list[int] | None) -> bool:
         return bad
     if dtype is not None:
         e.dtype = dtype
-        e.ref = dtype == DT_RESOURCE or dtype > REF_OFFSET     # DT_RESOURCE or dtypes.is_ref
+        e.ref = dtype == DT_RESOURCE or is_ref(dtype)
     return bad
 
 

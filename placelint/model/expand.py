@@ -27,7 +27,6 @@ from .graph import Node
 from .ops import PARTITIONED_CALL, WHILE
 from .tensor_names import slot_index
 
-CALL_OPS = PARTITIONED_CALL
 CONTROL_FLOW_FUNCS = {
     "If": ("then_branch", "else_branch"), "StatelessIf": ("then_branch", "else_branch"),
     "While": ("cond", "body"), "StatelessWhile": ("cond", "body"),
@@ -46,7 +45,7 @@ class FunctionExpansion:
     """Mixed into the graph builder: expands calls and attaches control-flow bodies."""
 
     def _called_function(self, nd: NodeDef) -> str | None:
-        if nd.op in CALL_OPS:
+        if nd.op in PARTITIONED_CALL:
             return nd.attr["f"].func.name if "f" in nd.attr else ""
         if nd.op in self.library:
             return nd.op
@@ -112,7 +111,7 @@ class FunctionExpansion:
             dtype = arg.type or _attr_type(nd, arg.type_attr)
             self.input_types[arg_name] = [dtype] if dtype else None
             attrs = _arg_attrs(dtype, i)
-            if nd.op in CALL_OPS:
+            if nd.op in PARTITIONED_CALL:
                 attrs[CALL_ARG_ATTR] = AttrValue(b=True)
             node = Node(name=arg_name, op="_Arg", device=device, spec=parse_device(device),
                         attrs=attrs, function=fname, call_site=name, loop=loop,
@@ -189,7 +188,7 @@ class FunctionExpansion:
         if nd is None:
             return None
         fname = self._called_function(nd)
-        if fname and fname in library and nd.op not in CALL_OPS:
+        if fname and fname in library and nd.op not in PARTITIONED_CALL:
             names = [a.name for a in library[fname].signature.output_arg]
             return names.index(out_arg) if out_arg in names else None
         info = opdb.op(nd.op)
