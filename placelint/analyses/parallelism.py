@@ -173,7 +173,10 @@ class ParallelismReport:
                 "cores": rec.cores,
                 "reason": rec.reason,
                 "predicted_relative_time": {k: round(v, 4) for k, v in rec.predicted.items()},
-                "relative_to_serial": [{"inter_op": a, "intra_op": b, "time": round(v, 4)}
+                "relative_to_serial": [{"inter_op": a, "intra_op": b, "time": round(v, 4),
+                                        **({"time_if_python_releases_gil":
+                                            round(rec.table_gil_released[(a, b)], 4)}
+                                           if rec.table_gil_released else {})}
                                        for (a, b), v in rec.table.items()],
                 "simulated": rec.simulated,
                 "code": rec.code(),
@@ -360,6 +363,7 @@ def analyze_parallelism(graph: Graph, *, shapes: ShapeInfo | None = None, placem
     # -- the thread model: work and span in estimated microseconds
     model = ThreadModel(dag, time_us, est.max_threads, est.gil & expensive, cores,
                         dispatched=useful, copies=copies, run=expensive)
+    model.gil_width = gil_chain.width
     span_us, path = model.critical_path()
     total_us = model.total
     step_work = [work_int[i] for i in np.flatnonzero(expensive).tolist()]

@@ -81,6 +81,9 @@ def render(report) -> str:
     if len(rec.table) > 1:
         out.append("  estimated step time relative to 1/1 (inter/intra): "
                    + ", ".join(f"{a}/{b} {v:.2f}" for (a, b), v in rec.table.items()))
+    if rec.table_gil_released:
+        out.append("  ... if the Python kernels release the GIL: "
+                   + ", ".join(f"{a}/{b} {v:.2f}" for (a, b), v in rec.table_gil_released.items()))
     code = rec.code()
     out += ["  TF2:"] + ["    " + line for line in code["tf2"].splitlines()]
     out += ["  TF1 / Session:"] + ["    " + line for line in code["tf1"].splitlines()]
