@@ -192,3 +192,61 @@ def test_simulation_matches_the_bounds_on_independent_equal_branches():
     assert t[(4, 1)] == pytest.approx(0.25, abs=0.02)     # four at once, plus dispatch
     assert t[(2, 1)] == pytest.approx(0.5, abs=0.02)
     assert np.isclose(r.average_parallelism, 4.0)
+
+
+def _while_graph(parallel_iterations: int, carried: bool):
+    """A While over (i, h, x): the body computes MatMul(x, x) (independent of the previous
+    iteration) or MatMul(h, x) (an RNN-like state), then h + that."""
+    def fn(name, body: bool):
+        f = FunctionDef()
+        f.signature.name = name
+        for a, t in (("i", 3), ("h", FLOAT), ("x", FLOAT)):
+            f.signature.input_arg.add(name=a, type=t)
+        if not body:
+            f.signature.output_arg.add(name="p", type=10)
+            nd = f.node_def.add(name="lim", op="Const")
+            nd.attr["dtype"].type = 3
+            nd.attr["value"].tensor.dtype = 3
+            nd.attr["value"].tensor.int_val.append(10)
+            nd = f.node_def.add(name="less", op="Less", input=["i", "lim:output:0"])
+            nd.attr["T"].type = 3
+            f.ret["p"] = "less:z:0"
+            return f
+        for a, t in (("i1", 3), ("h1", FLOAT), ("x1", FLOAT)):
+            f.signature.output_arg.add(name=a, type=t)
+        nd = f.node_def.add(name="one", op="Const")
+        nd.attr["dtype"].type = 3
+        nd.attr["value"].tensor.dtype = 3
+        nd.attr["value"].tensor.int_val.append(1)
+        nd = f.node_def.add(name="next", op="AddV2", input=["i", "one:output:0"])
+        nd.attr["T"].type = 3
+        nd = f.node_def.add(name="mm", op="MatMul", input=["h" if carried else "x", "x"])
+        nd.attr["T"].type = FLOAT
+        nd = f.node_def.add(name="acc", op="AddV2", input=["h", "mm:product:0"])
+        nd.attr["T"].type = FLOAT
+        f.ret["i1"], f.ret["h1"], f.ret["x1"] = "next:z:0", "acc:z:0", "x"
+        return f
+    gd = graph_def(placeholder("i0", (), dtype=3), placeholder("h0", (512, 512)), placeholder("x", (512, 512)),
+                   op("loop", "While", ["i0", "h0", "x"], T=[Type(3), Type(FLOAT), Type(FLOAT)],
+                      cond=AttrValue(func={"name": "cond_f"}), body=AttrValue(func={"name": "body_f"}),
+                      parallel_iterations=parallel_iterations),
+                   op("out", "Identity", ["loop:1"]))
+    gd.library.function.extend([fn("cond_f", False), fn("body_f", True)])
+    return build_graph(gd).graph
+
+
+def test_while_body_ops_independent_of_the_previous_iteration_overlap_parallel_iterations_times():
+    r = analyze_parallelism(_while_graph(10, carried=False), cores=4)
+    # MatMul(x, x) of ten live iterations at once; the accumulation h + mm waits for h
+    assert r.useful_width == 10
+    assert any("1 of its body's 2 op(s)" in n and "parallel_iterations=10" in n for n in r.notes)
+    rec = r.recommendation
+    assert rec.inter_op >= 2 and rec.table[(rec.inter_op, rec.intra_op)] < 0.3     # four cores used
+    one = analyze_parallelism(_while_graph(1, carried=False), cores=4)
+    assert one.useful_width == 1 and one.recommendation.inter_op == 1
+
+
+def test_while_body_ops_waiting_for_the_loop_state_count_once():
+    r = analyze_parallelism(_while_graph(10, carried=True), cores=4)
+    assert r.useful_width == 1
+    assert any("wait for the previous iteration's result" in n for n in r.notes)

@@ -22,8 +22,8 @@ Useful width. TF's executor also runs a kernel inline once its measured cost fal
 below 8000 cycles (``KernelStats::kOpIsExpensiveThresholdCycles``, executor.cc), and
 handing an op to another thread costs ~2 us (measured): ``useful_width`` is the maximum
 antichain among the expensive ops whose estimated time is at least ``INLINE_THRESHOLD_US``
-(``parallelism_cost.py``); a loop body counts once (TF 2.21 hands out a functional
-While's iterations about one after another whatever ``parallel_iterations`` says).
+(``parallelism_cost.py``); a loop body op that does not wait for the previous
+iteration counts ``parallel_iterations`` times (``parallelism_scope.loop_copies``).
 Per-channel arithmetic on variables does not count, so a SavedModel and
 its frozen graph with the same heavy ops have the same useful width.
 
@@ -339,11 +339,15 @@ def analyze_parallelism(graph: Graph, *, shapes: ShapeInfo | None = None, placem
         time_us = np.where(skipped, 0.0, time_us)
     useful = expensive & (time_us >= INLINE_THRESHOLD_US)
     copies, loops = loop_copies(dag, useful, op_types)
-    for name, p_it, k in loops:
-        if k and p_it > 1:
-            notes.append(f"loop {name}: parallel_iterations={p_it}, but TensorFlow hands out a "
-                         "functional While's iterations about one after another (measured), so "
-                         f"its body's {k} op(s) worth a thread count once")
+    for name, p_it, k, over in loops:
+        if over:
+            notes.append(f"loop {name}: {over} of its body's {k} op(s) worth a thread do not wait for the "
+                         f"previous iteration, so parallel_iterations={p_it} of them can run at once; "
+                         "the trip count is not known statically (at least that many iterations "
+                         "assumed)")
+        elif k and p_it > 1:
+            notes.append(f"loop {name}: its body's {k} op(s) worth a thread wait for the previous "
+                         f"iteration's result, so parallel_iterations={p_it} does not overlap them")
     work_int = est.work_int
 
     # -- widths
