@@ -51,7 +51,8 @@ def render(report) -> str:
         shown = path if len(path) <= MAX_PATH else path[:MAX_PATH // 2] + ["..."] + path[-MAX_PATH // 2:]
         out.append(f"  critical path ({len(path)} expensive ops): {' -> '.join(shown)}")
     if r.gil_width >= 2:
-        out.append(f"  {r.gil_width} Python ops could run side by side but hold the GIL: "
+        out.append(f"  {r.gil_width} Python ops could run side by side; their Python code holds the GIL "
+                   "(only what releases it, numpy or I/O, overlaps): "
                    + "; ".join(f"{b.scope}: {list_names(b.ops, 3)}" for b in r.gil_branches[:5]))
     if r.control_edges:
         hubs = ", ".join(f"{name} ({k})" for name, k in r.control_hubs)

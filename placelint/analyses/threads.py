@@ -12,9 +12,11 @@ simulation is list scheduling over the DAG, the way ``ExecutorState`` runs a ste
 * of the expensive ops a finished op makes ready, one continues on the same thread and
   every other one is handed to the inter-op pool (``ScheduleReady`` -> ``RunTask``),
   paying ``DISPATCH_US`` and waiting for a free inter-op thread (FIFO);
-* an op whose kernel splits takes ``time / min(b, m)`` with ``b`` intra-op threads (m: the
-  threads Eigen's cost model gives it at its size); when the running ops ask for more
-  threads than there are cores, each is slowed by the oversubscription at its start;
+* an op whose kernel splits takes ``time / (1 + (k - 1) * SPLIT_EFFICIENCY)`` with
+  ``k = min(b, m)``, ``b`` intra-op threads and ``m`` the threads Eigen's cost model gives
+  it at its size (a split is not free: measured 1.77x at two threads); when the running
+  ops ask for more threads than there are cores, each is slowed by the oversubscription
+  at its start;
 * PyFunc/EagerPyFunc kernels hold the GIL (tensorflow/python/lib/core/py_func.cc): one
   runs at a time, a second one blocks its inter-op thread until the first is done.
 
@@ -56,8 +58,17 @@ PYFUNC_US = 49.0
 PYFUNC_BODY_US = 1000.0
 #: Eigen cost-model cycles per microsecond of measured kernel time (calibration)
 MODEL_CYCLES_PER_US = 15500.0
+#: measured: each intra-op thread beyond the first adds this fraction of a thread's speed
+#: to a kernel that splits (parallelFor's blocks, wake-ups and barrier; tests/parallel_corpus.py
+#: ``chain``, 2 MiB MatMuls: 14.97 ms at intra_op=1, 8.48 ms at 2, i.e. 1.77x)
+SPLIT_EFFICIENCY = 0.75
 #: the simulation runs on graphs up to this many nodes; larger ones use bounds
 SIMULATE_MAX_NODES = 30000
+
+
+def split_speedup(threads):
+    """Speed-up of a kernel split over ``threads`` intra-op threads (scalar or array)."""
+    return 1.0 + (threads - 1) * SPLIT_EFFICIENCY
 
 
 @dataclass
@@ -114,7 +125,7 @@ class ThreadModel:
     def critical_path(self) -> tuple[float, list[int]]:
         """The heaviest path of single-thread op times, and its nodes."""
         if self.cores > 1 and self._splits:
-            d = self.time / np.minimum(self.max_threads, self.cores)
+            d = self.time / split_speedup(np.minimum(self.max_threads, self.cores))
             span, path, full = longest_path_and_span(self.dag, self.time, d)
             self._span[self.cores] = (full, float((d * self.copies).sum()))
         else:
@@ -126,7 +137,7 @@ class ThreadModel:
         if intra > 1 and not self._splits:
             return self._times(1)
         if intra not in self._span:
-            d = self.time / np.minimum(self.max_threads, intra)
+            d = self.time / split_speedup(np.minimum(self.max_threads, intra))
             span, _ = longest_path(self.dag, d)
             self._span[intra] = (span, float((d * self.copies).sum()))
         return self._span[intra]
@@ -180,7 +191,7 @@ class ThreadModel:
             """Expensive op v starts on a busy thread at t; its end is an event."""
             nonlocal demand, gil_free, seq
             k = thr[v]
-            d = base[v] / k
+            d = base[v] / (1.0 + (k - 1) * SPLIT_EFFICIENCY)
             if demand + k > cores:
                 d *= (demand + k) / cores
             begin = t
