@@ -23,7 +23,11 @@ model) the script
   settings, of the spread between its rounds. ``--nice N`` runs the TensorFlow processes
   at that scheduling priority (negative needs root): on a machine shared with other
   jobs, a priority above theirs lets the step's threads have the cores when they are
-  runnable, which is what the thread settings are about (the other jobs still run).
+  runnable, which is what the thread settings are about (the other jobs still run; with
+  the kernel's autogroup scheduling, as on the development host, it has no effect across
+  login sessions). numpy's BLAS runs single-threaded in the TensorFlow processes
+  (``OPENBLAS_NUM_THREADS=1``), so the Python bodies of ``py_branches`` only overlap
+  through the inter-op threads.
 
 It prints one table: predicted useful width vs measured kernels in flight, placelint's
 pick and its measured time over the measured best, and the spread of the settings
@@ -95,7 +99,10 @@ def child(args) -> int:
 
 
 def run_child(job: dict, runs: int, nice: int = 0) -> object:
-    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2", "PYTHONPATH": str(ROOT)}
+    # numpy's BLAS gets one thread: py_branches' bodies then run on the inter-op threads
+    # that call them (a BLAS pool of its own made their times vary 3x from round to round)
+    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2", "PYTHONPATH": str(ROOT),
+           "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
     proc = subprocess.run([sys.executable, __file__, "--runs", str(runs), "--nice", str(nice),
                            "--child", json.dumps(job)],
                           capture_output=True, text=True, env=env, check=True)
