@@ -250,3 +250,17 @@ def test_while_body_ops_waiting_for_the_loop_state_count_once():
     r = analyze_parallelism(_while_graph(10, carried=True), cores=4)
     assert r.useful_width == 1
     assert any("wait for the previous iteration's result" in n for n in r.notes)
+
+
+def test_microsecond_kernels_behind_many_roots_gain_nothing_from_inter_op_threads():
+    # 40 inputs, each through per-channel arithmetic below the inline threshold: TF hands
+    # each root to the pool, but no op is worth a thread, so no setting is credited
+    nodes = []
+    for i in range(40):
+        nodes += [placeholder(f"v{i}", (64,)), op(f"bn{i}/rsqrt", "Rsqrt", [f"v{i}"]),
+                  op(f"bn{i}/mul", "Mul", [f"bn{i}/rsqrt", f"v{i}"])]
+    nodes.append(op("sum", "AddN", [f"bn{i}/mul" for i in range(40)], N=40))
+    r = analyze_parallelism(graph(*nodes), cores=8)
+    assert r.width >= 40 and r.useful_width == 0
+    rec = r.recommendation
+    assert (rec.inter_op, rec.intra_op) == (1, 1) and rec.table[(8, 1)] == pytest.approx(1.0)

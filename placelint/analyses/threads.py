@@ -9,9 +9,13 @@ simulation is list scheduling over the DAG, the way ``ExecutorState`` runs a ste
 
 * ops below ``KernelStats::kOpIsExpensiveThresholdCycles`` (8000 cycles) and the
   inexpensive kernels run inline on the thread that made them ready;
-* of the expensive ops a finished op makes ready, one continues on the same thread and
-  every other one is handed to the inter-op pool (``ScheduleReady`` -> ``RunTask``),
-  paying ``DISPATCH_US`` and waiting for a free inter-op thread (FIFO);
+* of the expensive ops a finished op makes ready, all but the last are handed to the
+  inter-op pool (``ScheduleReady`` -> ``RunTask``), paying ``DISPATCH_US`` and waiting for
+  a free inter-op thread (FIFO); the last continues on the same thread when no inline
+  work is pending there, and is handed out too otherwise;
+* the cheap roots (Consts, Placeholders, variable handles) run on one thread: TF hands
+  each to the pool, but crediting microsecond kernels behind many roots to more inter-op
+  threads would contradict the useful width;
 * an op whose kernel splits takes ``time / (1 + (k - 1) * SPLIT_EFFICIENCY)`` with
   ``k = min(b, m)``, ``b`` intra-op threads and ``m`` the threads Eigen's cost model gives
   it at its size (a split is not free: measured 1.77x at two threads); when the running
@@ -251,9 +255,14 @@ class ThreadModel:
                 free -= 1
                 run(deque([w]), max(t, handed) + (DISPATCH_US if handed > 0 else 0.0))
 
-        # the step starts by handing every root to the pool (ScheduleReady without an
-        # inline queue); the roots are not charged a hand-over: no thread is woken for them
-        queue.extend((v, 0.0) for v in range(n) if indeg[v] == 0)
+        # TF hands every root to the pool (ScheduleReady without an inline queue), but
+        # roots are Consts, Placeholders and variable handles: one thread runs the cheap
+        # ones and what they make ready inline (as at inter_op=1), so that microsecond
+        # kernels behind many roots are not credited to more inter-op threads; expensive
+        # roots go to the pool
+        queue.extend((v, 0.0) for v in range(n) if indeg[v] == 0 and disp[v])
+        free -= 1
+        run(deque(v for v in range(n) if indeg[v] == 0 and not disp[v]), 0.0)
         drain(0.0)
         while events:
             end, _, v, k = heapq.heappop(events)
