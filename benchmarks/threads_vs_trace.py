@@ -1,7 +1,7 @@
 """Judge placelint's parallelism figures by TensorFlow's own step stats (not run in CI).
 
     .venv/bin/python benchmarks/threads_vs_trace.py [--cores 2] [--runs 30] [--rounds 3]
-        [--graphs branches_uneven,chain,...] [--max-load 0.35]
+        [--graphs branches_uneven,chain,...] [--max-load 0.35] [--nice -10]
 
 For each graph of ``tests/parallel_corpus.py`` (independent branches of different sizes, a
 serial chain, per-channel arithmetic branches, two tf.py_function branches, an If with
@@ -20,7 +20,14 @@ model) the script
   CPUs and records the load average; rounds started above the limit are dropped (unless
   every round was). A round's figure is its fastest step (the least disturbed one); a
   setting's time is the median of its rounds; the noise of a graph is the median, over
-  settings, of the spread between its rounds.
+  settings, of the spread between its rounds. ``--nice N`` runs the TensorFlow processes
+  at that scheduling priority (negative needs root): on a machine shared with other
+  jobs, a priority above theirs lets the step's threads have the cores when they are
+  runnable, which is what the thread settings are about (the other jobs still run; with
+  the kernel's autogroup scheduling, as on the development host, it has no effect across
+  login sessions). numpy's BLAS runs single-threaded in the TensorFlow processes
+  (``OPENBLAS_NUM_THREADS=1``), so the Python bodies of ``py_branches`` only overlap
+  through the inter-op threads.
 
 It prints one table: predicted useful width vs measured kernels in flight, placelint's
 pick and its measured time over the measured best, and the spread of the settings
@@ -76,6 +83,8 @@ def predict(path: str, cores: int):
 
 
 def child(args) -> int:
+    if args.nice:
+        os.setpriority(os.PRIO_PROCESS, 0, args.nice)   # before TF starts its threads
     import parallel_corpus as pc
     job = json.loads(args.child)
     spec = job["spec"]
@@ -89,9 +98,13 @@ def child(args) -> int:
     return 0
 
 
-def run_child(job: dict, runs: int) -> object:
-    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2", "PYTHONPATH": str(ROOT)}
-    proc = subprocess.run([sys.executable, __file__, "--runs", str(runs), "--child", json.dumps(job)],
+def run_child(job: dict, runs: int, nice: int = 0) -> object:
+    # numpy's BLAS gets one thread: py_branches' bodies then run on the inter-op threads
+    # that call them (a BLAS pool of its own made their times vary 3x from round to round)
+    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2", "PYTHONPATH": str(ROOT),
+           "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+    proc = subprocess.run([sys.executable, __file__, "--runs", str(runs), "--nice", str(nice),
+                           "--child", json.dumps(job)],
                           capture_output=True, text=True, env=env, check=True)
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
@@ -109,6 +122,8 @@ def main(argv=None) -> int:
     ap.add_argument("--wait-idle", type=float, default=60.0)
     ap.add_argument("--noise", type=float, default=0.10,
                     help="settings whose best and worst differ by less are a tie")
+    ap.add_argument("--nice", type=int, default=0,
+                    help="scheduling priority of the TensorFlow processes (negative needs root)")
     ap.add_argument("--json", help="also write the results here")
     ap.add_argument("--child", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
@@ -117,24 +132,26 @@ def main(argv=None) -> int:
 
     names = [g for g in args.graphs.split(",") if g]
     work = tempfile.mkdtemp(prefix="placelint-trace-")
-    specs = run_child({"what": "build", "spec": None, "dir": work, "names": names}, args.runs)
+    specs = run_child({"what": "build", "spec": None, "dir": work, "names": names}, args.runs, args.nice)
     print(f"target cores {args.cores}; settings (inter, intra) {SETTINGS}; {args.runs} steps x "
           f"{args.rounds} rounds; load limit {args.max_load:.0%} of the CPUs; machine: "
-          f"{os.cpu_count()} CPUs", flush=True)
+          f"{os.cpu_count()} CPUs; TF processes at nice {args.nice}; load average at start "
+          f"{os.getloadavg()[0]:.2f}", flush=True)
     results = []
     for name in names:
         spec = specs[name]
         report = predict(spec["path"], args.cores)
         rec = report.recommendation
         pick = (rec.inter_op, rec.intra_op)
-        trace = run_child({"what": "trace", "spec": spec}, args.runs)
+        trace = run_child({"what": "trace", "spec": spec}, args.runs, args.nice)
         rounds: dict[tuple[int, int], list[tuple[float, float, float]]] = {s: [] for s in SETTINGS}
         if pick not in rounds:
             rounds[pick] = []
         for _ in range(args.rounds):
             for s in rounds:
                 busy = wait_idle(args.wait_idle, args.max_load)
-                t = run_child({"what": "time", "spec": spec, "inter": s[0], "intra": s[1]}, args.runs)
+                t = run_child({"what": "time", "spec": spec, "inter": s[0], "intra": s[1]}, args.runs,
+                              args.nice)
                 rounds[s].append((t["min"], busy, t["load"]))
         kept = {s: [ms for ms, busy, _ in v if busy <= args.max_load] or [ms for ms, _, _ in v]
                 for s, v in rounds.items()}
@@ -155,6 +172,8 @@ def main(argv=None) -> int:
                "tie": tie, "agree": agree,
                "ms": {f"{a}/{b}": round(v, 3) for (a, b), v in sorted(best_ms.items())},
                "predicted": {f"{a}/{b}": round(v, 3) for (a, b), v in rec.table.items()},
+               "predicted_gil_released": {f"{a}/{b}": round(v, 3)
+                                          for (a, b), v in rec.table_gil_released.items()},
                "load": [round(min(loads), 2), round(max(loads), 2)], "noisy_rounds": noisy}
         results.append(row)
         print(f"\n{name}: width {report.width}, useful width {report.useful_width} "
@@ -163,6 +182,9 @@ def main(argv=None) -> int:
               f"pick {pick[0]}/{pick[1]}, measured best {best[0]}/{best[1]}")
         print("  ms/step " + ", ".join(f"{k} {v}" for k, v in row["ms"].items()))
         print("  predicted vs 1/1 " + ", ".join(f"{k} {v}" for k, v in row["predicted"].items()))
+        if row["predicted_gil_released"]:
+            print("  ... if the Python kernels release the GIL "
+                  + ", ".join(f"{k} {v}" for k, v in row["predicted_gil_released"].items()))
         print(f"  load average {row['load']}, rounds over the CPU limit {noisy}; pick/best {ratio:.3f}, "
               f"spread {spread:.3f}, noise {noise:.3f} -> {'agrees' if agree else 'DISAGREES'}",
               flush=True)

@@ -245,9 +245,24 @@ def test_chain_is_serial_with_exact_work():
     assert r.work == r.span == 4 * (2 * 64 * 256 * 256 + 64 * 256)
     assert r.critical_path == [f"layer{i}/{k}" for i in range(4) for k in ("matmul", "relu")]
     rec = r.recommendation
-    assert (rec.inter_op, rec.intra_op, rec.cores) == (1, 8, 8)
-    assert "useful width 1" in rec.reason
-    assert rec.table[(1, 8)] < 0.5 * rec.table[(1, 1)]
+    # 64x256x256 float MatMuls fit in L2 (384 KiB): TF's oneDNN kernel runs them on one
+    # thread, so nothing gains from threads
+    assert (rec.inter_op, rec.intra_op, rec.cores) == (1, 1, 8)
+    assert "useful width 1" in rec.reason and "intra-op threads would sit idle" in rec.reason
+    big = analyze_parallelism(chain(size=1024, batch=256), cores=8).recommendation
+    assert (big.inter_op, big.intra_op) == (1, 8)
+    assert big.table[(1, 8)] < 0.5 * big.table[(1, 1)]
+
+
+@pytest.mark.parametrize("m,k,n,splits", [
+    (256, 256, 256, False),     # 4 * (256*256 + 256*512) = 768 KiB < 1 MiB * 1.01
+    (256, 512, 512, True),      # 2 MiB: the chain of tests/parallel_corpus.py
+    (64, 1024, 256, True),      # 4 * (64*256 + 1024*320) = 1.3 MiB
+])
+def test_onednn_matmul_runs_single_threaded_when_it_fits_in_l2(m, k, n, splits):
+    g = graph(placeholder("a", (m, k)), placeholder("b", (k, n)), op("mm", "MatMul", ["a", "b"]))
+    row = next(r for r in analyze_parallelism(g, cores=8).intra_ops if r.op == "MatMul")
+    assert (row.splitting == 1) is splits and (row.threads > 1) is splits
 
 
 # --------------------------------------------------------------------------- classification

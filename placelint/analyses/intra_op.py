@@ -102,4 +102,26 @@ def intra_op_use(node: Node, shapes: ShapeInfo, cost: OpCost, table: IntraOpTabl
             threads = max(1, min(batch, table.eigen_threads(cycles)))
     if cycles is not None and threads is None:
         threads = table.eigen_threads(cycles)
+    if threads is not None and threads > 1 and node.op in table.onednn_gemm_ops \
+            and _fits_onednn_single_thread(node, shapes, table.onednn_single_thread_bytes):
+        threads = 1
     return IntraOpUse(mode, entry.source, entry.gil, cycles, threads)
+
+
+def _fits_onednn_single_thread(node: Node, shapes: ShapeInfo, limit: float) -> bool:
+    """oneDNN's ``ExecuteSingleThreadedGemm``: a GEMM whose operands and result fit in L2
+    runs on one thread (``intra_op.json`` "onednn_gemm")."""
+    data = [e for e in node.in_edges if e.src_slot >= 0][:2]
+    if len(data) < 2:
+        return False
+    a, b = (shapes.shape(e.src, e.src_slot) for e in data)
+    if a is None or b is None or len(a) != 2 or len(b) != 2 or min(*a, *b) < 0:
+        return False
+    attrs = node.attrs
+    ta, tb = attrs.get("transpose_a"), attrs.get("transpose_b")
+    m, k = (a[1], a[0]) if ta is not None and ta.b else (a[0], a[1])
+    n = b[0] if tb is not None and tb.b else b[1]
+    nbytes, count = shapes.nbytes(data[0].src, data[0].src_slot), a[0] * a[1]
+    if not nbytes or not count:
+        return False
+    return nbytes // count * (m * n + k * (m + n)) < limit

@@ -79,6 +79,9 @@ class IntraOpTable:
     concat_max_threads: int
     contraction_cycles_per_flop: float
     elementwise_default: IntraOpEntry
+    #: ops TF runs as oneDNN GEMMs, single-threaded below this many operand+result bytes
+    onednn_gemm_ops: frozenset[str] = frozenset()
+    onednn_single_thread_bytes: float = 0.0
 
     def lookup(self, op: str, elementwise: bool) -> IntraOpEntry | None:
         entry = self.entries.get(op)
@@ -143,6 +146,7 @@ def intra_op_table() -> IntraOpTable:
     if unknown or default is None:
         raise RuntimeError(f"placelint/data/intra_op.json: bad modes {sorted(unknown)} or no '*elementwise'")
     model = doc["eigen_cost_model"]
+    gemm = doc["onednn_gemm"]
     return IntraOpTable(
         entries=entries, modes=doc["modes"],
         startup_cycles=float(model["startup_cycles"]), per_thread_cycles=float(model["per_thread_cycles"]),
@@ -151,4 +155,6 @@ def intra_op_table() -> IntraOpTable:
         concat_max_threads=int(doc["concat_max_threads"]),
         contraction_cycles_per_flop=float(doc["contraction_cycles_per_flop"]),
         elementwise_default=default,
+        onednn_gemm_ops=frozenset(gemm["ops"]),
+        onednn_single_thread_bytes=float(gemm["l2_bytes"]) * float(gemm["multiplier"]),
     )

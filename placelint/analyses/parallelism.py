@@ -22,8 +22,8 @@ Useful width. TF's executor also runs a kernel inline once its measured cost fal
 below 8000 cycles (``KernelStats::kOpIsExpensiveThresholdCycles``, executor.cc), and
 handing an op to another thread costs ~2 us (measured): ``useful_width`` is the maximum
 antichain among the expensive ops whose estimated time is at least ``INLINE_THRESHOLD_US``
-(``parallelism_cost.py``); a loop body counts once (TF 2.21 hands out a functional
-While's iterations about one after another whatever ``parallel_iterations`` says).
+(``parallelism_cost.py``); a loop body op that does not wait for the previous
+iteration counts ``parallel_iterations`` times (``parallelism_scope.loop_copies``).
 Per-channel arithmetic on variables does not count, so a SavedModel and
 its frozen graph with the same heavy ops have the same useful width.
 
@@ -173,7 +173,10 @@ class ParallelismReport:
                 "cores": rec.cores,
                 "reason": rec.reason,
                 "predicted_relative_time": {k: round(v, 4) for k, v in rec.predicted.items()},
-                "relative_to_serial": [{"inter_op": a, "intra_op": b, "time": round(v, 4)}
+                "relative_to_serial": [{"inter_op": a, "intra_op": b, "time": round(v, 4),
+                                        **({"time_if_python_releases_gil":
+                                            round(rec.table_gil_released[(a, b)], 4)}
+                                           if rec.table_gil_released else {})}
                                        for (a, b), v in rec.table.items()],
                 "simulated": rec.simulated,
                 "code": rec.code(),
@@ -332,11 +335,15 @@ def analyze_parallelism(graph: Graph, *, shapes: ShapeInfo | None = None, placem
         time_us = np.where(skipped, 0.0, time_us)
     useful = expensive & (time_us >= INLINE_THRESHOLD_US)
     copies, loops = loop_copies(dag, useful, op_types)
-    for name, p_it, k in loops:
-        if k and p_it > 1:
-            notes.append(f"loop {name}: parallel_iterations={p_it}, but TensorFlow hands out a "
-                         "functional While's iterations about one after another (measured), so "
-                         f"its body's {k} op(s) worth a thread count once")
+    for name, p_it, k, over in loops:
+        if over:
+            notes.append(f"loop {name}: {over} of its body's {k} op(s) worth a thread do not wait for the "
+                         f"previous iteration, so parallel_iterations={p_it} of them can run at once; "
+                         "the trip count is not known statically (at least that many iterations "
+                         "assumed)")
+        elif k and p_it > 1:
+            notes.append(f"loop {name}: its body's {k} op(s) worth a thread wait for the previous "
+                         f"iteration's result, so parallel_iterations={p_it} does not overlap them")
     work_int = est.work_int
 
     # -- widths
@@ -356,6 +363,7 @@ def analyze_parallelism(graph: Graph, *, shapes: ShapeInfo | None = None, placem
     # -- the thread model: work and span in estimated microseconds
     model = ThreadModel(dag, time_us, est.max_threads, est.gil & expensive, cores,
                         dispatched=useful, copies=copies, run=expensive)
+    model.gil_width = gil_chain.width
     span_us, path = model.critical_path()
     total_us = model.total
     step_work = [work_int[i] for i in np.flatnonzero(expensive).tolist()]

@@ -11,13 +11,10 @@
   ``IfOp``/``CaseOp`` kernels, kernels/functional_ops.cc): every branch but the heaviest
   (by estimated time) is dropped from the step, so two branches of one ``If`` are never
   counted as parallel. TF1 ``Switch``/``Merge`` conditionals are not told apart.
-* ``loop_copies``: ``parallel_iterations`` of a functional ``While``. Measured on TF 2.21
-  (tests/parallel_corpus.py ``while_p1``/``while_p10``: ten iterations of an independent
-  MatMul, FULL_TRACE step stats): the lowered loop hands out iteration i+1's body about
-  when iteration i's is done, so the MatMuls of different iterations barely overlap (1-2
-  in flight in most steps at parallel_iterations 1 and 10) and the loop body counts once.
-  TF1 loops (``Enter`` frames) do overlap iterations (measured: MatMuls of consecutive
-  iterations run side by side); placelint still counts their body once (a limitation).
+* ``loop_copies``: ``parallel_iterations`` of a functional ``While``: body ops that do
+  not wait for the previous iteration's heavy work count ``parallel_iterations`` times
+  (see the function). TF1 loops (``Enter`` frames) overlap iterations the same way;
+  placelint counts their body once (a limitation: their loop variables are not marked).
 """
 
 from __future__ import annotations
@@ -131,29 +128,77 @@ def exclusive_branches(dag: IndexedDag, time_us: np.ndarray, op_types=None) -> n
     return out
 
 
+def _index_attr(node) -> int | None:
+    attr = node.attrs.get("index")
+    return int(attr.i) if attr is not None else None
+
+
+def _reach(start: list[int], succ: list[int], starts: list[int], inside: set[int]) -> set[int]:
+    """Nodes of ``inside`` reachable from ``start`` (included) along edges within it."""
+    seen = set(start)
+    stack = list(start)
+    while stack:
+        u = stack.pop()
+        for j in range(starts[u], starts[u + 1]):
+            w = succ[j]
+            if w in inside and w not in seen:
+                seen.add(w)
+                stack.append(w)
+    return seen
+
+
 def loop_copies(dag: IndexedDag, useful: np.ndarray, op_types=None
-                ) -> tuple[np.ndarray, list[tuple[str, int, int]]]:
+                ) -> tuple[np.ndarray, list[tuple[str, int, int, int]]]:
     """(copies per node, per functional loop: (name, parallel_iterations, ops worth a
-    thread in its body)). Every op counts once: in TF 2.21 a functional While starts an
-    iteration's body about when the previous one is done, whatever ``parallel_iterations``
-    says (measured with step stats; see the module docstring), so the attr adds no width
-    there. ``copies`` is the hook for loops whose iterations do overlap (TF1 frames);
-    placelint counts their body once too."""
+    thread in its body, how many of them overlap across iterations)).
+
+    TF lowers a functional ``While`` to a frame (``LowerWhileHelper``,
+    lower_while_op.cc) whose ``Enter`` nodes carry ``parallel_iterations``: the executor
+    starts iteration i+1 as soon as its loop variables are ready, with up to that many
+    iterations alive. A body op that depends only on loop variables computed by cheap
+    ops (a counter) and on loop invariants is ready in every live iteration at about the
+    same time: it counts ``parallel_iterations`` times (the trip count is not known
+    statically; at least that many iterations are assumed). A body op downstream of a
+    loop variable whose next value needs an op worth a thread (an RNN state) waits for
+    the previous iteration: it counts once. Measured on TF 2.21 (tests/parallel_corpus.py
+    ``while_p10``: ten iterations of an independent MatMul, FULL_TRACE): up to 7 of the
+    iterations' MatMuls handed out at once on a loaded 2-core machine, 1-2 at
+    ``parallel_iterations=1``.
+    """
     nodes = dag.nodes
     copies = np.ones(dag.n, dtype=np.int64)
-    info: list[tuple[str, int, int]] = []
+    info: list[tuple[str, int, int, int]] = []
     if op_types is not None and not LOOP_OPS & op_types:
         return copies, info
     loops = {nodes[i].name: i for i in range(dag.n) if nodes[i].op in LOOP_OPS}
     if not loops:
         return copies, info
-    counts = dict.fromkeys(loops, 0)
-    for k in np.flatnonzero(useful).tolist():
-        loop = nodes[k].loop
-        if loop in counts:
-            counts[loop] += 1
+    members: dict[str, list[int]] = {name: [] for name in loops}
+    for k, node in enumerate(nodes):
+        if node.loop in members and node.call_site.startswith(node.loop + "/body"):
+            members[node.loop].append(k)
+    succ, starts = _successors(dag)
+    useful_l = useful.tolist()
     for name, i in loops.items():
         attr = nodes[i].attrs.get("parallel_iterations")
         p = int(attr.i) if attr is not None and attr.i else DEFAULT_PARALLEL_ITERATIONS
-        info.append((name, p, counts[name]))
+        body = members[name]
+        heavy = [k for k in body if useful_l[k]]
+        overlapping = 0
+        if heavy and p > 1:
+            inside = set(body)
+            top = name + "/body"
+            args = {_index_attr(nodes[k]): k for k in body
+                    if nodes[k].op == "_Arg" and nodes[k].call_site == top}
+            # loop variables whose next value needs an op worth a thread
+            after_heavy = _reach(heavy, succ, starts, inside)
+            carried = [args[j] for k in body
+                       if nodes[k].op == "_Retval" and nodes[k].call_site == top and k in after_heavy
+                       and (j := _index_attr(nodes[k])) in args]
+            waits = _reach(carried, succ, starts, inside)
+            for k in heavy:
+                if k not in waits:
+                    copies[k] = p
+                    overlapping += 1
+        info.append((name, p, len(heavy), overlapping))
     return copies, info

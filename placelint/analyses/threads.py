@@ -9,12 +9,18 @@ simulation is list scheduling over the DAG, the way ``ExecutorState`` runs a ste
 
 * ops below ``KernelStats::kOpIsExpensiveThresholdCycles`` (8000 cycles) and the
   inexpensive kernels run inline on the thread that made them ready;
-* of the expensive ops a finished op makes ready, one continues on the same thread and
-  every other one is handed to the inter-op pool (``ScheduleReady`` -> ``RunTask``),
-  paying ``DISPATCH_US`` and waiting for a free inter-op thread (FIFO);
-* an op whose kernel splits takes ``time / min(b, m)`` with ``b`` intra-op threads (m: the
-  threads Eigen's cost model gives it at its size); when the running ops ask for more
-  threads than there are cores, each is slowed by the oversubscription at its start;
+* of the expensive ops a finished op makes ready, all but the last are handed to the
+  inter-op pool (``ScheduleReady`` -> ``RunTask``), paying ``DISPATCH_US`` and waiting for
+  a free inter-op thread (FIFO); the last continues on the same thread when no inline
+  work is pending there, and is handed out too otherwise;
+* the cheap roots (Consts, Placeholders, variable handles) run on one thread: TF hands
+  each to the pool, but crediting microsecond kernels behind many roots to more inter-op
+  threads would contradict the useful width;
+* an op whose kernel splits takes ``time / (1 + (k - 1) * SPLIT_EFFICIENCY)`` with
+  ``k = min(b, m)``, ``b`` intra-op threads and ``m`` the threads Eigen's cost model gives
+  it at its size (a split is not free: measured 1.77x at two threads); when the running
+  ops ask for more threads than there are cores, each is slowed by the oversubscription
+  at its start;
 * PyFunc/EagerPyFunc kernels hold the GIL (tensorflow/python/lib/core/py_func.cc): one
   runs at a time, a second one blocks its inter-op thread until the first is done.
 
@@ -56,8 +62,17 @@ PYFUNC_US = 49.0
 PYFUNC_BODY_US = 1000.0
 #: Eigen cost-model cycles per microsecond of measured kernel time (calibration)
 MODEL_CYCLES_PER_US = 15500.0
+#: measured: each intra-op thread beyond the first adds this fraction of a thread's speed
+#: to a kernel that splits (parallelFor's blocks, wake-ups and barrier; tests/parallel_corpus.py
+#: ``chain``, 2 MiB MatMuls: 14.97 ms at intra_op=1, 8.48 ms at 2, i.e. 1.77x)
+SPLIT_EFFICIENCY = 0.75
 #: the simulation runs on graphs up to this many nodes; larger ones use bounds
 SIMULATE_MAX_NODES = 30000
+
+
+def split_speedup(threads):
+    """Speed-up of a kernel split over ``threads`` intra-op threads (scalar or array)."""
+    return 1.0 + (threads - 1) * SPLIT_EFFICIENCY
 
 
 @dataclass
@@ -70,6 +85,9 @@ class Recommendation:
     #: (inter, intra) -> estimated step time relative to inter_op=1, intra_op=1
     table: dict[tuple[int, int], float] = field(default_factory=dict)
     simulated: bool = True
+    #: the same if the Python kernels' bodies release the GIL (numpy, I/O); empty when
+    #: fewer than two Python kernels could run side by side (it makes no difference)
+    table_gil_released: dict[tuple[int, int], float] = field(default_factory=dict)
 
     def code(self) -> dict[str, str]:
         a, b = self.inter_op, self.intra_op
@@ -99,6 +117,9 @@ class ThreadModel:
         work = self.time * self.copies
         self.total = float(work.sum())
         self.gil_total = float(work[self.gil].sum())
+        #: Python kernels that could run side by side (set by the analysis): with two or
+        #: more, whether their bodies hold the GIL decides the schedule (see ``recommend``)
+        self.gil_width = 0
         self._splits = bool((self.max_threads[self.time > 0] > 1).any())
         self._span: dict[int, tuple[float, float]] = {}
         self._succ = None
@@ -108,7 +129,7 @@ class ThreadModel:
     def critical_path(self) -> tuple[float, list[int]]:
         """The heaviest path of single-thread op times, and its nodes."""
         if self.cores > 1 and self._splits:
-            d = self.time / np.minimum(self.max_threads, self.cores)
+            d = self.time / split_speedup(np.minimum(self.max_threads, self.cores))
             span, path, full = longest_path_and_span(self.dag, self.time, d)
             self._span[self.cores] = (full, float((d * self.copies).sum()))
         else:
@@ -120,15 +141,22 @@ class ThreadModel:
         if intra > 1 and not self._splits:
             return self._times(1)
         if intra not in self._span:
-            d = self.time / np.minimum(self.max_threads, intra)
+            d = self.time / split_speedup(np.minimum(self.max_threads, intra))
             span, _ = longest_path(self.dag, d)
             self._span[intra] = (span, float((d * self.copies).sum()))
         return self._span[intra]
 
-    def bound_time(self, inter: int, intra: int) -> float:
+    def _gil_locked(self, gil_held: bool) -> float:
+        """Time the GIL is held: every Python kernel's whole time, or only its call
+        overhead when the bodies release it."""
+        if gil_held:
+            return self.gil_total
+        return float((np.minimum(self.time, PYFUNC_US) * self.copies)[self.gil].sum())
+
+    def bound_time(self, inter: int, intra: int, gil_held: bool = True) -> float:
         span, total = self._times(intra)
         concurrent = min(self.cores, inter + intra - 1)
-        return max(span, total / inter, self.total / concurrent, self.gil_total)
+        return max(span, total / inter, self.total / concurrent, self._gil_locked(gil_held))
 
     # ------------------------------------------------------------------ simulation
     def _successors(self):
@@ -141,8 +169,10 @@ class ThreadModel:
             self._succ = (succ, starts, indeg)
         return self._succ
 
-    def simulate(self, inter: int, intra: int) -> float:
-        """Makespan of the step (us) by list scheduling (see the module docstring)."""
+    def simulate(self, inter: int, intra: int, gil_held: bool = True) -> float:
+        """Makespan of the step (us) by list scheduling (see the module docstring).
+        ``gil_held``: Python kernels hold the GIL for their whole run; otherwise only for
+        their call overhead (``PYFUNC_US``: a numpy body releases it)."""
         succ, starts, indeg = self._successors()
         pending = list(indeg)
         n = self.dag.n
@@ -153,94 +183,108 @@ class ThreadModel:
         disp = self.dispatched.tolist()
         copies = self.copies.tolist()
         left = list(copies)                 # copies of a node not finished yet
-        queue: deque = deque()              # (node) handed to the pool, FIFO
-        events: list = []                   # (finish time, seq, node, demand)
+        queue: deque = deque()              # (node, time handed out): the pool's tasks, FIFO
+        events: list = []                   # (time, seq, node or -1 for "thread free", demand)
         free = inter
         demand = 0                          # intra-op threads the running ops use
         gil_free = 0.0
         seq = 0
         now = 0.0
 
-        def start(v: int, t: float, handed: bool) -> None:
-            nonlocal free, demand, gil_free, seq
+        def start(v: int, t: float) -> None:
+            """Expensive op v starts on a busy thread at t; its end is an event."""
+            nonlocal demand, gil_free, seq
             k = thr[v]
-            d = base[v] / k
+            d = base[v] / (1.0 + (k - 1) * SPLIT_EFFICIENCY)
             if demand + k > cores:
                 d *= (demand + k) / cores
-            if handed:
-                d += DISPATCH_US
             begin = t
             if gil[v]:
                 begin = max(t, gil_free)
-                gil_free = begin + d
-            free -= 1
+                gil_free = begin + (d if gil_held else min(d, PYFUNC_US))
             demand += k
             seq += 1
             heapq.heappush(events, (begin + d, seq, v, k))
 
-        def finish_inline(v: int, t: float) -> tuple[float, list[int]]:
-            """Node v finished at t on some thread: run what becomes ready inline on that
-            thread; return the thread's time and the expensive ops made ready."""
-            stack = [v]
-            ready: list[int] = []
-            while stack:
-                u = stack.pop()
-                for j in range(starts[u], starts[u + 1]):
-                    w = succ[j]
-                    p = pending[w] - 1
-                    pending[w] = p
-                    if p == 0:
-                        if disp[w]:
-                            ready.append(w)
-                        else:
-                            t += base[w] * copies[w]
-                            stack.append(w)
-            return t, ready
+        def schedule_ready(u: int, inline: deque, t: float) -> None:
+            """``ExecutorState::ScheduleReady`` after u finished: inexpensive ready ops
+            join this thread's inline queue; of the expensive ones all but the last are
+            handed to the pool, and the last stays on this thread only when the inline
+            queue is empty (otherwise it is handed out too). Further loop copies of an
+            expensive op are handed out."""
+            last = -1
+            for j in range(starts[u], starts[u + 1]):
+                w = succ[j]
+                p = pending[w] - 1
+                pending[w] = p
+                if p:
+                    continue
+                if not disp[w]:
+                    inline.append(w)
+                    continue
+                for _ in range(copies[w] - 1):
+                    queue.append((w, t))
+                if last >= 0:
+                    queue.append((last, t))
+                last = w
+            if last >= 0:
+                if inline:
+                    queue.append((last, t))
+                else:
+                    inline.append(last)
 
-        def release(ready: list[int], t: float, on_thread: bool) -> None:
-            """Ready expensive ops: one continues on the thread (when there is one), the
-            rest (and further copies) go to the pool."""
-            for i, w in enumerate(ready):
-                for c in range(copies[w]):
-                    if on_thread and i == len(ready) - 1 and c == 0:
-                        start(w, t, False)
-                    else:
-                        queue.append(w)
+        def run(inline: deque, t: float) -> None:
+            """``ExecutorState::Process``: a thread runs its inline queue from t until it
+            reaches an expensive op (the thread stays busy until that op's end event) or
+            runs dry (the thread is free)."""
+            nonlocal seq
+            while inline:
+                u = inline.popleft()
+                if disp[u]:
+                    start(u, t)
+                    return
+                t += base[u] * copies[u]
+                schedule_ready(u, inline, t)
+            seq += 1
+            heapq.heappush(events, (t, seq, -1, 0))
 
-        # roots: the caller runs the inline ones and hands the expensive ones out
-        roots = [v for v in range(n) if indeg[v] == 0]
-        t0, ready = 0.0, []
-        inline_roots = []
-        for v in roots:
-            if disp[v]:
-                ready.append(v)
-            else:
-                inline_roots.append(v)
-        for v in inline_roots:
-            t0, r = finish_inline(v, t0 + base[v] * copies[v])
-            ready += r
-        release(ready, t0, free > 0)
-        while queue and free > 0:
-            start(queue.popleft(), t0, True)
-        now = t0
+        def drain(t: float) -> None:
+            nonlocal free
+            while queue and free > 0:
+                w, handed = queue.popleft()
+                free -= 1
+                run(deque([w]), max(t, handed) + (DISPATCH_US if handed > 0 else 0.0))
+
+        # TF hands every root to the pool (ScheduleReady without an inline queue), but
+        # roots are Consts, Placeholders and variable handles: one thread runs the cheap
+        # ones and what they make ready inline (as at inter_op=1), so that microsecond
+        # kernels behind many roots are not credited to more inter-op threads; expensive
+        # roots go to the pool
+        queue.extend((v, 0.0) for v in range(n) if indeg[v] == 0 and disp[v])
+        free -= 1
+        run(deque(v for v in range(n) if indeg[v] == 0 and not disp[v]), 0.0)
+        drain(0.0)
         while events:
             end, _, v, k = heapq.heappop(events)
-            now = end
-            free += 1
-            demand -= k
-            left[v] -= 1
-            if left[v] == 0:
-                t, ready = finish_inline(v, end)
-                now = max(now, t)
-                release(ready, t, True)
-            while queue and free > 0:
-                start(queue.popleft(), now, True)
+            now = max(now, end)
+            if v < 0:
+                free += 1
+            else:
+                demand -= k
+                left[v] -= 1
+                if left[v] == 0:
+                    inline: deque = deque()
+                    schedule_ready(v, inline, end)
+                    run(inline, end)
+                else:
+                    free += 1
+            drain(end)
         return now
 
-    def step_time(self, inter: int, intra: int) -> float:
+    def step_time(self, inter: int, intra: int, gil_held: bool = True) -> float:
         if self.simulate_ok:
-            return self.simulate(inter, intra)
-        return self.bound_time(inter, intra)
+            return self.simulate(inter, intra, gil_held)
+        return self.bound_time(inter, intra, gil_held)
 
     def candidates(self, width: int) -> list[tuple[int, int]]:
         n = self.cores
@@ -253,35 +297,63 @@ class ThreadModel:
 
 def recommend(model: ThreadModel, *, width: int, useful_width: int, intra_share: float,
               average_parallelism: float | None, assumed_share: float) -> Recommendation:
+    """The setting to use, from the simulated step times of the candidates.
+
+    Python kernels: whether a ``tf.py_function`` body holds the GIL is not in the graph
+    (pure Python holds it; numpy releases it inside its calls, I/O while it waits). With
+    two or more Python kernels that could run side by side, both cases are simulated and
+    the pick is the setting whose time is nearest the best in the worse of the two (its
+    *regret*): an extra inter-op thread costs next to nothing when the GIL serialises the
+    kernels (the thread waits for the lock) and halves the time when it does not.
+    """
     n = model.cores
     if model.total <= 0:
         return Recommendation(n, n, n, "No expensive ops to schedule: the thread settings make no "
                                        "difference, so keep TensorFlow's defaults.",
                               {"recommended": 1.0, "tf_default": 1.0, "serial": 1.0}, {(1, 1): 1.0},
                               model.simulate_ok)
-    times = {c: model.step_time(*c) for c in model.candidates(useful_width)}
+    cands = model.candidates(max(useful_width, model.gil_width))
+    times = {c: model.step_time(*c) for c in cands}
+    released = ({c: model.step_time(*c, gil_held=False) for c in cands}
+                if model.gil_width >= 2 else None)
+    best = min(times.values())
+    regret = {c: t / best for c, t in times.items()}
+    if released is not None:
+        best_r = min(released.values())
+        regret = {c: max(r, released[c] / best_r) for c, r in regret.items()}
+    least = min(regret.values())
+    near = [c for c, r in regret.items() if r <= least * TOLERANCE]
+    a, b = min(near, key=lambda c: (c[0] + c[1], -c[1], c[0]))
     serial = times.get((1, 1)) or model.step_time(1, 1)
     default = times.get((n, n)) or model.step_time(n, n)
-    best = min(times.values())
-    near = [c for c, t in times.items() if t <= best * TOLERANCE]
-    a, b = min(near, key=lambda c: (c[0] + c[1], -c[1], c[0]))
     t = times[(a, b)]
     predicted = {"recommended": 1.0, "tf_default": default / t, "serial": serial / t}
     table = {c: v / serial for c, v in sorted(times.items())}
+    table_r: dict[tuple[int, int], float] = {}
+    if released is not None:
+        serial_r = released.get((1, 1)) or model.step_time(1, 1, gil_held=False)
+        table_r = {c: v / serial_r for c, v in sorted(released.items())}
     reason = _reason(model, a, b, t / serial, default / serial, useful_width, intra_share,
-                     average_parallelism, assumed_share)
-    return Recommendation(a, b, n, reason, predicted, table, model.simulate_ok)
+                     average_parallelism, assumed_share, table_r)
+    return Recommendation(a, b, n, reason, predicted, table, model.simulate_ok, table_r)
 
 
 def _reason(model: ThreadModel, a: int, b: int, rel: float, rel_default: float, useful: int,
-            share: float, avg: float | None, assumed: float) -> str:
+            share: float, avg: float | None, assumed: float,
+            released: dict[tuple[int, int], float]) -> str:
     n = model.cores
     pct = "under 1%" if 0 < share < 0.01 else f"{share:.0%}"
     gil_share = model.gil_total / model.total if model.total else 0.0
     how = "simulated" if model.simulate_ok else "bounded"
     parts = [f"Estimated step time {rel:.2f}x that of inter_op=1, intra_op=1 "
              f"(TF's default {n}/{n}: {rel_default:.2f}x; {how} on {n} cores)"]
-    if gil_share > 0.5:
+    if released:
+        parts.append(f"{model.gil_width} Python kernels (tf.py_function) could run side by side and "
+                     f"{gil_share:.0%} of the time is in Python kernels, whose bodies are not in the "
+                     "graph: if they hold the GIL (pure Python) they run one at a time "
+                     f"({rel:.2f}x), if they release it (numpy, I/O) they overlap "
+                     f"({released[(a, b)]:.2f}x); inter_op={a} is the safe choice in both cases")
+    elif gil_share > 0.5:
         parts.append(f"{gil_share:.0%} of the time is in Python kernels that hold the GIL and run "
                      "one at a time whatever inter_op says")
     elif useful <= 1:

@@ -10,7 +10,7 @@ class GilBoundBranches(Rule):
     name = "gil-bound-branches"
     severity = Severity.WARNING
     summary = ("Independent branches are made of Python ops (tf.py_function / tf.numpy_function); "
-               "they hold the GIL, so they run one at a time whatever inter_op says.")
+               "their Python code holds the GIL, so it runs one at a time whatever inter_op says.")
     per_step = True
 
     def check(self, ctx):
@@ -21,12 +21,14 @@ class GilBoundBranches(Rule):
         scopes = [b.scope for b in p.gil_branches]
         yield self.diag(
             f"{p.gil_width} Python ops could run side by side ({list_names(names)}, in "
-            f"{list_names(scopes)}), but PyFunc/EagerPyFunc kernels hold the Python GIL while they "
-            "run (tensorflow/python/lib/core/py_func.cc), so TensorFlow runs them one at a time "
-            "whatever inter_op_parallelism_threads says.",
+            f"{list_names(scopes)}), but PyFunc/EagerPyFunc kernels take the Python GIL to run "
+            "their body (tensorflow/python/lib/core/py_func.cc): pure-Python code in them runs one "
+            "at a time whatever inter_op_parallelism_threads says, and only what releases the GIL "
+            "(numpy calls, I/O) overlaps.",
             fix="write these branches with TensorFlow ops (or tf.function-traced code) so they "
                 "can run in parallel, or move the Python work out of the graph (e.g. into "
-                "tf.data with its own workers).",
+                f"tf.data with its own workers); while they stay, keep inter_op_parallelism_threads "
+                f"at {p.gil_width} or more so that bodies which release the GIL can overlap.",
             nodes=names)
 
 

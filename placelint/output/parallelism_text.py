@@ -52,7 +52,8 @@ def render(report) -> str:
         shown = path if len(path) <= MAX_PATH else path[:MAX_PATH // 2] + ["..."] + path[-MAX_PATH // 2:]
         out.append(f"  critical path ({len(path)} expensive ops): {' -> '.join(shown)}")
     if r.gil_width >= 2:
-        out.append(f"  {r.gil_width} Python ops could run side by side but hold the GIL: "
+        out.append(f"  {r.gil_width} Python ops could run side by side; their Python code holds the GIL "
+                   "(only what releases it, numpy or I/O, overlaps): "
                    + "; ".join(f"{b.scope}: {list_names(b.ops, 3)}" for b in r.gil_branches[:5]))
     if r.control_edges:
         hubs = ", ".join(f"{name} ({k})" for name, k in r.control_hubs)
@@ -82,6 +83,9 @@ def render(report) -> str:
     if len(rec.table) > 1:
         out.append("  estimated step time relative to 1/1 (inter/intra): "
                    + ", ".join(f"{a}/{b} {v:.2f}" for (a, b), v in rec.table.items()))
+    if rec.table_gil_released:
+        out.append("  ... if the Python kernels release the GIL: "
+                   + ", ".join(f"{a}/{b} {v:.2f}" for (a, b), v in rec.table_gil_released.items()))
     code = rec.code()
     out += ["  TF2:"] + ["    " + line for line in code["tf2"].splitlines()]
     out += ["  TF1 / Session:"] + ["    " + line for line in code["tf1"].splitlines()]
