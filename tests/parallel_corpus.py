@@ -204,8 +204,10 @@ def _peak(intervals) -> int:
 def measure_in_flight(spec: dict, inter: int = 8, runs: int = 7) -> dict:
     """Expensive kernels in flight, from FULL_TRACE step stats at ``inter`` inter-op threads.
 
-    A kernel is expensive when its median duration over the runs is at least
-    ``EXPENSIVE_US`` (TF's executor runs cheaper ones inline once it has measured them).
+    A kernel is expensive when its shortest duration over the runs is at least
+    ``EXPENSIVE_US`` (TF's executor runs cheaper ones inline once it has measured them). The
+    shortest, not the median: a loaded machine stretches a microsecond kernel past the
+    threshold in most runs (and TF's cost estimate with it), the least disturbed run does not.
     ``in_flight``: the most expensive kernels the executor had handed out and not finished
     at once (``scheduled_micros`` .. op end): its own concurrency, which other processes on
     the machine cannot change. ``running``: the most whose kernels actually ran at once (op
@@ -240,7 +242,7 @@ def measure_in_flight(spec: dict, inter: int = 8, runs: int = 7) -> dict:
     for spans in traces:
         for name, _, s, e in spans:
             durations.setdefault(name, []).append(e - s)
-    expensive = {n for n, d in durations.items() if statistics.median(d) >= EXPENSIVE_US}
+    expensive = {n for n, d in durations.items() if min(d) >= EXPENSIVE_US}
     in_flight = [_peak((sc, e) for n, sc, _, e in spans if n in expensive) for spans in traces]
     running = [_peak((s, e) for n, _, s, e in spans if n in expensive) for spans in traces]
     return {"in_flight": max(in_flight), "running": max(running), "peaks": in_flight,
