@@ -154,7 +154,8 @@ def test_memory_command_json_shape_and_figures():
     assert [set(o) for o in data] == [{"model", "devices"}]
     gpu = data[0]["devices"][GPU0]
     assert set(gpu) == {"resident_bytes", "peak_bytes", "peak_lower_bound_bytes", "unknown_ops",
-                        "largest"}
+                        "largest", "budget_bytes", "budget"}
+    assert gpu["budget_bytes"] is None and gpu["budget"] is None      # no --memory given
     assert gpu["resident_bytes"] == 4 * 16384 * 16384 * 4 + 16384 * 1000 * 4
     # two activations of 256 x 16384 floats live at once (Relu forwards MatMul's buffer)
     assert gpu["peak_bytes"] == gpu["peak_lower_bound_bytes"] == 2 * 256 * 16384 * 4
@@ -198,10 +199,10 @@ def test_check_json_carries_each_devices_memory_with_its_budget():
     assert gpu["largest"][0] == {"name": "dense_0/kernel", "kind": "variable", "bytes": 1 << 30}
     assert gpu["unknown_ops"] == []
     assert cpu["resident_bytes"] == cpu["peak_bytes"] == 0 and cpu["budget_bytes"] is None
-    # the same objects as `placelint memory --format json`, plus the budget
-    alone = json.loads(invoke(["memory", MLP, "--batch-size", "256", "-f", "json"],
-                              cwd=ROOT).stdout)[0]["devices"]
-    assert {k: v for k, v in gpu.items() if not k.startswith("budget")} == alone[GPU0]
+    # the same objects as `placelint memory --format json` with the same budget
+    alone = json.loads(invoke(["memory", MLP, "--batch-size", "256", "-f", "json",
+                               "--memory", "GPU=4GiB"], cwd=ROOT).stdout)[0]["devices"]
+    assert gpu == alone[GPU0]
     # without a budget check does not analyse memory
     quiet = invoke(["check", MLP, "--isolated", "--no-cache", "-f", "json"], cwd=ROOT)
     assert json.loads(quiet.stdout)["models"][0]["memory"] is None

@@ -51,12 +51,13 @@ def memory(paths: List[Path] = PathsArg,
     items = [(r, *analysis_of(r, "memory", "the memory analysis")) for r in reports]
     failed = any(mem is None for _, mem, _ in items)
     if format == "json":
+        from ..analyses.memory_budget import device_objects
         out = []
         for r, mem, error in items:
             if mem is None:
                 out.append(error_json(r, error))
             else:
-                out.append({"model": r.path, **mem.to_json()})
+                out.append({"model": r.path, "devices": device_objects(mem, settings)})
         sys.stdout.write(json.dumps(out, indent=2) + "\n")
     else:
         from ..output.memory_text import memory_text
