@@ -27,8 +27,9 @@ class GilBoundBranches(Rule):
             "(numpy calls, I/O) overlaps.",
             fix="write these branches with TensorFlow ops (or tf.function-traced code) so they "
                 "can run in parallel, or move the Python work out of the graph (e.g. into "
-                f"tf.data with its own workers); while they stay, keep inter_op_parallelism_threads "
-                f"at {p.gil_width} or more so that bodies which release the GIL can overlap.",
+                "tf.data with its own workers); while they stay, keep inter_op_parallelism_threads "
+                f"at {min(p.gil_width, p.cores)} or more (the branches, at most one thread per "
+                "target core) so that bodies which release the GIL can overlap.",
             nodes=names)
 
 
