@@ -14,7 +14,7 @@ The candidate devices of a group are ``device_candidates.py``; the assignment ``
 from __future__ import annotations
 
 from ..dtypes import DT_RESOURCE, DT_VARIANT, is_ref
-from ..model.build import CALL_ARG_ATTR
+from ..model.expand import CALL_ARG_ATTR
 from ..model.devices import (Device, DeviceSet, DeviceSpec, MergeError, device_type_priority,
                              parse_device)
 from ..model.graph import Graph, Node

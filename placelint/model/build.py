@@ -185,7 +185,7 @@ class _Builder(FunctionExpansion):
         if src_slot >= 0 and _type_edge(edge, source, types):
             self._bad_inputs.setdefault(dest.name, []).append(edge)
 
-    # -- functions ---------------------------------------------------------------
+    # -- edges -------------------------------------------------------------------
     def finish(self) -> BuildResult:
         forward = not self.pending      # every edge went from an older node to the newest
         nodes = self.graph.nodes

@@ -233,7 +233,6 @@ class FunctionExpansion:
             if exit_name:
                 self.pending.append((exit_name, -1, node.name, -1, "^" + exit_name))
 
-    # -- edges -------------------------------------------------------------------
 
 def _arg_attrs(dtype: int | None, index: int) -> dict[str, AttrValue]:
     """The attrs TF gives ``_Arg``/``_Retval`` nodes (``T``, ``index``)."""

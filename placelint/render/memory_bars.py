@@ -20,7 +20,7 @@ OVER_RESIDENT_FILL = "#CC3311"   #: a device over its budget: its bar turns red
 OVER_PEAK_FILL = "#EE9988"
 
 
-def memory_text(m: dict) -> str:
+def bar_caption(m: dict) -> str:
     """``4.1 GiB resident + 32 MiB peak = 4.1 GiB of 4.0 GiB (102%)``; ``+?`` when ops of
     unknown size are not counted."""
     total = m["resident_bytes"] + m["peak_bytes"]
@@ -33,9 +33,9 @@ def memory_text(m: dict) -> str:
     return text
 
 
-def _cell(width: int, fill: str, border: int = 0) -> str:
-    return (f'<TD FIXEDSIZE="TRUE" WIDTH="{width}" HEIGHT="{BAR_HEIGHT}" BGCOLOR="{fill}" '
-            f'BORDER="{border}"></TD>')
+def _cell(width: int, fill: str, border: int = 0) -> tuple[int, str]:
+    return width, (f'<TD FIXEDSIZE="TRUE" WIDTH="{width}" HEIGHT="{BAR_HEIGHT}" '
+                   f'BGCOLOR="{fill}" BORDER="{border}"></TD>')
 
 
 def _px(n: int, scale: int) -> int:
@@ -61,10 +61,10 @@ def bar(m: dict, scale: int) -> str:
         cells.append(_cell(1, "#FFFFFF"))
     # a fixed size and ALIGN: else Graphviz stretches the table to its cell and spreads
     # the fixed-size cells apart
-    width = sum(int(c.split('WIDTH="', 1)[1].split('"', 1)[0]) for c in cells)
+    width = sum(w for w, _ in cells)
     return (f'<TABLE ALIGN="LEFT" FIXEDSIZE="TRUE" WIDTH="{width}" HEIGHT="{BAR_HEIGHT}" '
             'BORDER="0" CELLBORDER="0" CELLSPACING="0" CELLPADDING="0"><TR>'
-            + "".join(cells) + "</TR></TABLE>")
+            + "".join(td for _, td in cells) + "</TR></TABLE>")
 
 
 def memory_rows(v: View, colour: dict[str, str]) -> list[str]:
@@ -81,7 +81,7 @@ def memory_rows(v: View, colour: dict[str, str]) -> list[str]:
         m = d.memory
         over = bool(m.get("budget_bytes")) and (m["resident_bytes"] + m["peak_bytes"]
                                                > m["budget_bytes"])
-        text = html(f"{d.short}: {memory_text(m)}")
+        text = html(f"{d.short}: {bar_caption(m)}")
         if over:
             text = f'<FONT COLOR="{OVER_RESIDENT_FILL}"><B>{text}</B></FONT>'
         rows.append(f'<TD BGCOLOR="{colour[d.name]}" BORDER="1" FIXEDSIZE="TRUE" WIDTH="24" '
