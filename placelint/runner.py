@@ -76,11 +76,9 @@ def _memory(report) -> dict[str, dict] | None:
     ctx = report.context
     if ctx is None or not ctx.settings.memory:
         return None
+    from .analyses.memory_budget import analysed_device_objects
     try:
-        if ctx.placement.errors:
-            return None
-        from .analyses.memory_budget import device_objects
-        return device_objects(ctx.memory, ctx.settings)
+        return analysed_device_objects(ctx)
     except Exception:  # noqa: BLE001 - the rules already reported an internal error
         return None
 

@@ -83,3 +83,10 @@ def device_objects(report, settings) -> dict[str, dict]:
         out[name] = obj
     return out
 
+
+def analysed_device_objects(ctx) -> dict[str, dict] | None:
+    """``device_objects`` of an analysis context's memory report; None when TensorFlow
+    would refuse the placement (there is no step to measure)."""
+    if ctx.placement.errors:
+        return None
+    return device_objects(ctx.memory, ctx.settings)

@@ -63,11 +63,9 @@ def inputs_from_report(report, devices_line: str = "", diff: DiffMarks | None = 
 def _memory(ctx, notes: list[str]) -> dict[str, dict] | None:
     """Each device's memory for the legend's bars (none when TF would refuse the placement:
     there is no step to measure)."""
+    from ..analyses.memory_budget import analysed_device_objects
     try:
-        if ctx.placement.errors:
-            return None
-        from ..analyses.memory_budget import device_objects
-        return device_objects(ctx.memory, ctx.settings)
+        return analysed_device_objects(ctx)
     except Exception as exc:  # noqa: BLE001 - check reports it; draw the rest
         notes.append(f"memory unavailable ({type(exc).__name__}: {exc})")
         return None
