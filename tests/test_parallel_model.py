@@ -265,3 +265,17 @@ def test_microsecond_kernels_behind_many_roots_gain_nothing_from_inter_op_thread
     assert r.width >= 40 and r.useful_width == 0
     rec = r.recommendation
     assert (rec.inter_op, rec.intra_op) == (1, 1) and rec.table[(8, 1)] == pytest.approx(1.0)
+
+
+def test_a_kernel_handed_to_the_pool_at_time_zero_pays_the_dispatch_cost():
+    # a free root (time 0) makes two 100 us kernels ready at t=0: one continues inline, the
+    # other is handed to the pool and pays DISPATCH_US although it was handed out at t=0
+    from placelint.analyses.dag import IndexedDag
+    from placelint.analyses.threads import DISPATCH_US, ThreadModel
+
+    dag = IndexedDag(nodes=[None] * 3, index={}, order=np.arange(3), position=np.arange(3),
+                     src=np.array([0, 0]), dst=np.array([1, 2]), control=np.zeros(2, dtype=bool))
+    model = ThreadModel(dag, np.array([0.0, 100.0, 100.0]), np.ones(3, dtype=np.int64),
+                        np.zeros(3, dtype=bool), 2, dispatched=np.array([False, True, True]))
+    assert model.simulate(2, 1) == pytest.approx(100.0 + DISPATCH_US)
+    assert model.simulate(1, 1) == pytest.approx(200.0 + DISPATCH_US)

@@ -183,7 +183,9 @@ class ThreadModel:
         disp = self.dispatched.tolist()
         copies = self.copies.tolist()
         left = list(copies)                 # copies of a node not finished yet
-        queue: deque = deque()              # (node, time handed out): the pool's tasks, FIFO
+        # the pool's tasks, FIFO: (node, time handed out, whether it pays DISPATCH_US; only
+        # the roots, queued before the step starts, do not)
+        queue: deque = deque()
         events: list = []                   # (time, seq, node or -1 for "thread free", demand)
         free = inter
         demand = 0                          # intra-op threads the running ops use
@@ -223,13 +225,13 @@ class ThreadModel:
                     inline.append(w)
                     continue
                 for _ in range(copies[w] - 1):
-                    queue.append((w, t))
+                    queue.append((w, t, True))
                 if last >= 0:
-                    queue.append((last, t))
+                    queue.append((last, t, True))
                 last = w
             if last >= 0:
                 if inline:
-                    queue.append((last, t))
+                    queue.append((last, t, True))
                 else:
                     inline.append(last)
 
@@ -251,16 +253,16 @@ class ThreadModel:
         def drain(t: float) -> None:
             nonlocal free
             while queue and free > 0:
-                w, handed = queue.popleft()
+                w, handed, pays = queue.popleft()
                 free -= 1
-                run(deque([w]), max(t, handed) + (DISPATCH_US if handed > 0 else 0.0))
+                run(deque([w]), max(t, handed) + (DISPATCH_US if pays else 0.0))
 
         # TF hands every root to the pool (ScheduleReady without an inline queue), but
         # roots are Consts, Placeholders and variable handles: one thread runs the cheap
         # ones and what they make ready inline (as at inter_op=1), so that microsecond
         # kernels behind many roots are not credited to more inter-op threads; expensive
         # roots go to the pool
-        queue.extend((v, 0.0) for v in range(n) if indeg[v] == 0 and disp[v])
+        queue.extend((v, 0.0, False) for v in range(n) if indeg[v] == 0 and disp[v])
         free -= 1
         run(deque(v for v in range(n) if indeg[v] == 0 and not disp[v]), 0.0)
         drain(0.0)
