@@ -16,6 +16,12 @@ this machine, at inter_op = intra_op = 1, Grappler off:
   another inter-op thread costs;
 * ``pyfunc_us``: a chain of N ``tf.py_function`` identities on 16 floats, step / N: the
   fixed cost of one Python kernel (GIL, EagerTensor conversion);
+* ``loop_op_us``: a ``tf.while_loop`` (``parallel_iterations=10``) that only counts,
+  lowered to Enter/Merge/Switch/NextIteration frames: the step time per iteration
+  (``--ops`` iterations over 10) over the lowered ops per iteration (counted in one
+  FULL_TRACE step), i.e. one inline control op of a loop frame; ``loop_op_traced_us`` the
+  same under FULL_TRACE (the step stats' own cost, which slows the hand-out of
+  iterations that a trace measures);
 * ``cycles_per_us``: the Eigen cost-model cycles (``placelint.analyses.intra_op``) of one
   16384-float Tanh over its measured time, which converts the figures above to the
   cost model's units. Each figure is a median over ``--runs`` steps.
@@ -52,6 +58,41 @@ def _time(tf, graph, fetch, runs):
             sess.run(fetch)
             times.append((time.perf_counter() - t) * 1e6)
     return statistics.median(times)
+
+
+def _loop_ops(tf, n: int, runs: int) -> dict:
+    """Per lowered control op of a counting while loop, untraced and traced."""
+    tf1 = tf.compat.v1
+
+    def loop(iterations):
+        g = tf.Graph()
+        with g.as_default():
+            out = tf.while_loop(lambda i, v: i < iterations, lambda i, v: (i + 1, v + 1.0),
+                                [tf.constant(0), tf.constant(0.0)], parallel_iterations=10)
+        return g, out[0]
+
+    def traced(graph, fetch):
+        opts = tf1.RunOptions(trace_level=tf1.RunOptions.FULL_TRACE)
+        with _session(tf, graph) as sess:
+            for _ in range(5):
+                sess.run(fetch, options=opts)
+            times, ops = [], 0
+            for _ in range(runs):
+                meta = tf1.RunMetadata()
+                t = time.perf_counter()
+                sess.run(fetch, options=opts, run_metadata=meta)
+                times.append((time.perf_counter() - t) * 1e6)
+                ops = sum(len(d.node_stats) for d in meta.step_stats.dev_stats)
+        return statistics.median(times), ops
+
+    few, many = loop(10), loop(n)
+    t_few, ops_few = traced(*few)
+    t_many, ops_many = traced(*many)
+    per_iteration = (ops_many - ops_few) / (n - 10)
+    untraced = (_time(tf, *many, runs) - _time(tf, *few, runs)) / (n - 10)
+    return {"loop_ops_per_iteration": per_iteration,
+            "loop_op_us": untraced / per_iteration,
+            "loop_op_traced_us": (t_many - t_few) / (n - 10) / per_iteration}
 
 
 def measure(n: int, runs: int) -> dict:
@@ -93,6 +134,7 @@ def measure(n: int, runs: int) -> dict:
     out["dispatch_us"] = out["fanout_us"] - out["chain_us"]
     out["pyfunc_us"] = (_time(tf, *chain(16, lambda t: tf.py_function(lambda a: a, [t], tf.float32)),
                               runs) - base_small) / n
+    out.update(_loop_ops(tf, n, runs))
     from placelint.analyses.cost import op_cost
     from placelint.analyses.intra_op import intra_op_use
     from placelint.analyses.shape_inference import infer_shapes

@@ -195,7 +195,7 @@ def test_simulation_matches_the_bounds_on_independent_equal_branches():
     assert np.isclose(r.average_parallelism, 4.0)
 
 
-def _while_graph(parallel_iterations: int, carried: bool):
+def _while_graph(parallel_iterations: int, carried: bool, size: int = 512):
     """A While over (i, h, x): the body computes MatMul(x, x) (independent of the previous
     iteration) or MatMul(h, x) (an RNN-like state), then h + that."""
     def fn(name, body: bool):
@@ -227,7 +227,7 @@ def _while_graph(parallel_iterations: int, carried: bool):
         nd.attr["T"].type = FLOAT
         f.ret["i1"], f.ret["h1"], f.ret["x1"] = "next:z:0", "acc:z:0", "x"
         return f
-    gd = graph_def(placeholder("i0", (), dtype=3), placeholder("h0", (512, 512)), placeholder("x", (512, 512)),
+    gd = graph_def(placeholder("i0", (), dtype=3), placeholder("h0", (size, size)), placeholder("x", (size, size)),
                    op("loop", "While", ["i0", "h0", "x"], T=[Type(3), Type(FLOAT), Type(FLOAT)],
                       cond=AttrValue(func={"name": "cond_f"}), body=AttrValue(func={"name": "body_f"}),
                       parallel_iterations=parallel_iterations),
@@ -265,3 +265,40 @@ def test_microsecond_kernels_behind_many_roots_gain_nothing_from_inter_op_thread
     assert r.width >= 40 and r.useful_width == 0
     rec = r.recommendation
     assert (rec.inter_op, rec.intra_op) == (1, 1) and rec.table[(8, 1)] == pytest.approx(1.0)
+
+
+def test_a_kernel_handed_to_the_pool_at_time_zero_pays_the_dispatch_cost():
+    # a free root (time 0) makes two 100 us kernels ready at t=0: one continues inline, the
+    # other is handed to the pool and pays DISPATCH_US although it was handed out at t=0
+    from placelint.analyses.dag import IndexedDag
+    from placelint.analyses.threads import DISPATCH_US, ThreadModel
+
+    dag = IndexedDag(nodes=[None] * 3, index={}, order=np.arange(3), position=np.arange(3),
+                     src=np.array([0, 0]), dst=np.array([1, 2]), control=np.zeros(2, dtype=bool))
+    model = ThreadModel(dag, np.array([0.0, 100.0, 100.0]), np.ones(3, dtype=np.int64),
+                        np.zeros(3, dtype=bool), 2, dispatched=np.array([False, True, True]))
+    assert model.simulate(2, 1) == pytest.approx(100.0 + DISPATCH_US)
+    assert model.simulate(1, 1) == pytest.approx(200.0 + DISPATCH_US)
+
+
+def test_a_loop_hands_out_one_iteration_per_pass_of_its_inline_control_ops():
+    # the loop's control ops (3 per loop variable, LoopCond, the cond's and body's
+    # inexpensive ops: 27 here) run inline at LOOP_INLINE_US each: one iteration's MatMul
+    # is handed out every h = 27 * 0.13 = 3.51 us
+    from placelint.analyses.parallelism_scope import LOOP_INLINE_US
+    from placelint.analyses.threads import DISPATCH_US
+
+    h = 27 * LOOP_INLINE_US
+    big = analyze_parallelism(_while_graph(10, carried=False), cores=4)
+    assert big.useful_width == 10            # a 512^3 MatMul lasts for all ten hand-outs
+    small = analyze_parallelism(_while_graph(10, carried=False, size=64), cores=4)
+    # a 64^3 MatMul (estimated 8.46 us) plus its dispatch ends after three more hand-outs
+    assert small.useful_width == 4 and 3 * h <= 8.46 + DISPATCH_US < 4 * h
+    assert any("at most 4 of one op's copies are in flight" in n for n in small.notes)
+    assert not any("copies are in flight" in n for n in big.notes)
+    tiny = analyze_parallelism(_while_graph(10, carried=False, size=32), cores=4)
+    assert tiny.useful_width == 0            # below the inline threshold: nothing to hand out
+    # the simulation paces the copies the same way: handed out all at once, four threads
+    # would take 0.30x of 1/1; one per h, the last copy starts 9 h after the first: 0.40x
+    rec = small.recommendation.table
+    assert rec[(4, 1)] == pytest.approx(0.40, abs=0.02)

@@ -23,7 +23,9 @@ below 8000 cycles (``KernelStats::kOpIsExpensiveThresholdCycles``, executor.cc),
 handing an op to another thread costs ~2 us (measured): ``useful_width`` is the maximum
 antichain among the expensive ops whose estimated time is at least ``INLINE_THRESHOLD_US``
 (``parallelism_cost.py``); a loop body op that does not wait for the previous
-iteration counts ``parallel_iterations`` times (``parallelism_scope.loop_copies``).
+iteration counts ``parallel_iterations`` times, or as many copies as are still in flight
+when the loop's inline control ops have handed out the next iterations, if fewer
+(``parallelism_scope.loop_copies``).
 Per-channel arithmetic on variables does not count, so a SavedModel and
 its frozen graph with the same heavy ops have the same useful width.
 
@@ -334,13 +336,16 @@ def analyze_parallelism(graph: Graph, *, shapes: ShapeInfo | None = None, placem
         expensive &= ~skipped
         time_us = np.where(skipped, 0.0, time_us)
     useful = expensive & (time_us >= INLINE_THRESHOLD_US)
-    copies, loops = loop_copies(dag, useful, op_types)
-    for name, p_it, k, over in loops:
+    scope = loop_copies(dag, useful, op_types, time_us)
+    copies, loops = scope.copies, scope.loops
+    for name, p_it, k, over, most in loops:
         if over:
             notes.append(f"loop {name}: {over} of its body's {k} op(s) worth a thread do not wait for the "
                          f"previous iteration, so parallel_iterations={p_it} of them can run at once; "
                          "the trip count is not known statically (at least that many iterations "
-                         "assumed)")
+                         "assumed)" + ("" if most >= p_it else
+                                       f"; the loop's inline control ops hand out one iteration at a "
+                                       f"time, so at most {most} of one op's copies are in flight"))
         elif k and p_it > 1:
             notes.append(f"loop {name}: its body's {k} op(s) worth a thread wait for the previous "
                          f"iteration's result, so parallel_iterations={p_it} does not overlap them")
@@ -348,7 +353,7 @@ def analyze_parallelism(graph: Graph, *, shapes: ShapeInfo | None = None, placem
 
     # -- widths
     all_edges_width = max_antichain(n, dag.src, dag.dst, expensive)
-    useful_chain = max_antichain(n, dag.src, dag.dst, useful, copies)
+    useful_chain = max_antichain(n, dag.src, dag.dst, useful, scope.at_once)
     step_all = in_step & ~skipped
     width_all = (all_edges_width.width if expensive.all()
                  else antichain_width(n, dag.src, dag.dst, step_all))
@@ -362,7 +367,7 @@ def analyze_parallelism(graph: Graph, *, shapes: ShapeInfo | None = None, placem
 
     # -- the thread model: work and span in estimated microseconds
     model = ThreadModel(dag, time_us, est.max_threads, est.gil & expensive, cores,
-                        dispatched=useful, copies=copies, run=expensive)
+                        dispatched=useful, copies=copies, handout_us=scope.handout_us, run=expensive)
     model.gil_width = gil_chain.width
     span_us, path = model.critical_path()
     total_us = model.total

@@ -20,13 +20,15 @@
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from ..model.ops import CASE, IF, WHILE
 from .dag import IndexedDag
+from .threads import DISPATCH_US
 
-__all__ = ["step_mask", "exclusive_branches", "loop_copies"]
+__all__ = ["step_mask", "exclusive_branches", "loop_copies", "LoopScope"]
 
 _TARGET = re.compile(r"(^|/)(init|init_all_tables|init_all_vars|legacy_init_op|restore_all|"
                      r"restore_shard)(_\d+)?$")
@@ -34,6 +36,9 @@ _SAVE_SCOPE = re.compile(r"(^|/)save(_\d+)?/")
 BRANCH_OPS = IF | CASE
 LOOP_OPS = WHILE
 DEFAULT_PARALLEL_ITERATIONS = 10     # the While op's attr default (ops/functional_ops.cc)
+#: measured: one inline control op of a loop frame, per iteration (benchmarks/dispatch_overhead.py
+#: ``loop_op_us``: a counting loop's step time per iteration over its lowered ops per iteration)
+LOOP_INLINE_US = 0.13
 
 
 def _successors(dag: IndexedDag) -> tuple[list[int], list[int]]:
@@ -147,44 +152,83 @@ def _reach(start: list[int], succ: list[int], starts: list[int], inside: set[int
     return seen
 
 
-def loop_copies(dag: IndexedDag, useful: np.ndarray, op_types=None
-                ) -> tuple[np.ndarray, list[tuple[str, int, int, int]]]:
-    """(copies per node, per functional loop: (name, parallel_iterations, ops worth a
-    thread in its body, how many of them overlap across iterations)).
+@dataclass
+class LoopScope:
+    """Per node: ``copies``, how many times a step runs it (``parallel_iterations`` for a
+    loop body op that does not wait for the previous iteration, else 1); ``at_once``, how
+    many of those copies can be in flight together (the hand-out bound below); and
+    ``handout_us``, the time between two copies' hand-outs (0 outside loops). ``loops``:
+    per functional loop (name, parallel_iterations, ops worth a thread in its body, how
+    many of them overlap across iterations, the most copies of one in flight at once)."""
+    copies: np.ndarray
+    at_once: np.ndarray
+    handout_us: np.ndarray
+    loops: list[tuple[str, int, int, int, int]] = field(default_factory=list)
+
+
+def loop_copies(dag: IndexedDag, useful: np.ndarray, op_types=None,
+                time_us: np.ndarray | None = None) -> LoopScope:
+    """How often loop body ops run per step and how many of their copies overlap.
 
     TF lowers a functional ``While`` to a frame (``LowerWhileHelper``,
     lower_while_op.cc) whose ``Enter`` nodes carry ``parallel_iterations``: the executor
     starts iteration i+1 as soon as its loop variables are ready, with up to that many
     iterations alive. A body op that depends only on loop variables computed by cheap
-    ops (a counter) and on loop invariants is ready in every live iteration at about the
-    same time: it counts ``parallel_iterations`` times (the trip count is not known
-    statically; at least that many iterations are assumed). A body op downstream of a
-    loop variable whose next value needs an op worth a thread (an RNN state) waits for
-    the previous iteration: it counts once. Measured on TF 2.21 (tests/parallel_corpus.py
-    ``while_p10``: ten iterations of an independent MatMul, FULL_TRACE): up to 7 of the
-    iterations' MatMuls handed out at once on a loaded 2-core machine, 1-2 at
-    ``parallel_iterations=1``.
+    ops (a counter) and on loop invariants is ready in every live iteration: it counts
+    ``parallel_iterations`` times (the trip count is not known statically; at least that
+    many iterations are assumed). A body op downstream of a loop variable whose next value
+    needs an op worth a thread (an RNN state) waits for the previous iteration: it counts
+    once.
+
+    Hand-out: iterations do not start all at once. In executor.cc an iteration's ops are
+    activated through its ``Merge`` nodes, which fire when the previous iteration's
+    ``NextIteration`` runs (``PropagatorState::PropagateOutputs``: a NextIteration's output
+    goes to iteration ``iter + 1`` of the frame, ``FrameState::IncrementIteration``, which
+    is deferred once ``parallel_iterations`` iterations are alive). Per iteration the
+    lowered loop runs, per loop variable, a Merge, a Switch and a NextIteration (plus the
+    body's input and output identities, the function's ``_Arg``/``_Retval`` here), the
+    LoopCond and the condition's and body's inexpensive ops: all below the inline
+    threshold, so ``ScheduleReady`` keeps them on one thread, one after the other. The loop
+    hands out one iteration's body kernels every ``h = c * LOOP_INLINE_US`` (``c`` those
+    control ops) to the inter-op pool, so a body op of time ``T`` has at most
+    ``min(p, 1 + floor((T + DISPATCH_US) / h))`` copies in flight: copy j is handed out at
+    ``j * h`` and the first ends at ``DISPATCH_US + T``. The thread simulation hands the
+    copies out at the same pace (``ThreadModel``'s ``handout_us``).
+    ``LOOP_INLINE_US`` is measured (``benchmarks/dispatch_overhead.py``: ``loop_op_us``,
+    a counting loop's step time per iteration over its lowered ops per iteration).
+    Measured on TF 2.21: 0.13 us per control op untraced, 1.7 us under ``FULL_TRACE`` (the
+    step stats' own cost). tests/parallel_corpus.py ``while_p10`` (ten iterations of an
+    independent MatMul, ~350 us each; 50 control ops an iteration): h = 6.5 us, all ten
+    copies hand out within one MatMul; traced, h ~ 85 us and ~5 are in flight, and 2-7
+    were seen on a loaded 2-core machine: the trace slows the hand-out it measures.
     """
+    n = dag.n
     nodes = dag.nodes
-    copies = np.ones(dag.n, dtype=np.int64)
-    info: list[tuple[str, int, int, int]] = []
+    copies = np.ones(n, dtype=np.int64)
+    at_once = np.ones(n, dtype=np.int64)
+    handout = np.zeros(n, dtype=float)
+    out = LoopScope(copies, at_once, handout)
     if op_types is not None and not LOOP_OPS & op_types:
-        return copies, info
-    loops = {nodes[i].name: i for i in range(dag.n) if nodes[i].op in LOOP_OPS}
+        return out
+    loops = {nodes[i].name: i for i in range(n) if nodes[i].op in LOOP_OPS}
     if not loops:
-        return copies, info
+        return out
     members: dict[str, list[int]] = {name: [] for name in loops}
+    frame: dict[str, list[int]] = {name: [] for name in loops}
     for k, node in enumerate(nodes):
-        if node.loop in members and node.call_site.startswith(node.loop + "/body"):
-            members[node.loop].append(k)
+        if node.loop in members:
+            frame[node.loop].append(k)
+            if node.call_site.startswith(node.loop + "/body"):
+                members[node.loop].append(k)
     succ, starts = _successors(dag)
     useful_l = useful.tolist()
+    times = (np.zeros(n) if time_us is None else np.asarray(time_us, dtype=float)).tolist()
     for name, i in loops.items():
         attr = nodes[i].attrs.get("parallel_iterations")
         p = int(attr.i) if attr is not None and attr.i else DEFAULT_PARALLEL_ITERATIONS
         body = members[name]
         heavy = [k for k in body if useful_l[k]]
-        overlapping = 0
+        overlapping = most = 0
         if heavy and p > 1:
             inside = set(body)
             top = name + "/body"
@@ -196,9 +240,17 @@ def loop_copies(dag: IndexedDag, useful: np.ndarray, op_types=None
                        if nodes[k].op == "_Retval" and nodes[k].call_site == top and k in after_heavy
                        and (j := _index_attr(nodes[k])) in args]
             waits = _reach(carried, succ, starts, inside)
+            # the control ops an iteration runs inline: Merge, Switch, NextIteration per
+            # loop variable, the LoopCond, and the cond's and body's inexpensive ops
+            variables = sum(1 for e in nodes[i].in_edges if not e.control)
+            control = 3 * variables + 1 + sum(1 for k in frame[name] if not useful_l[k])
+            h = control * LOOP_INLINE_US
             for k in heavy:
                 if k not in waits:
                     copies[k] = p
+                    at_once[k] = min(p, 1 + int((times[k] + DISPATCH_US) // h)) if h > 0 else p
+                    handout[k] = h
                     overlapping += 1
-        info.append((name, p, len(heavy), overlapping))
-    return copies, info
+                    most = max(most, int(at_once[k]))
+        out.loops.append((name, p, len(heavy), overlapping, most))
+    return out

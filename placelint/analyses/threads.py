@@ -21,6 +21,9 @@ simulation is list scheduling over the DAG, the way ``ExecutorState`` runs a ste
   it at its size (a split is not free: measured 1.77x at two threads); when the running
   ops ask for more threads than there are cores, each is slowed by the oversubscription
   at its start;
+* the copies of a loop body op (its iterations) are handed to the pool one per pass of
+  the loop's inline control ops (``handout_us``, ``parallelism_scope.loop_copies``),
+  not all at once;
 * PyFunc/EagerPyFunc kernels hold the GIL (tensorflow/python/lib/core/py_func.cc): one
   runs at a time, a second one blocks its inter-op thread until the first is done.
 
@@ -105,7 +108,7 @@ class ThreadModel:
 
     def __init__(self, dag: IndexedDag, time_us: np.ndarray, max_threads: np.ndarray, gil: np.ndarray,
                  cores: int, *, dispatched: np.ndarray, copies: np.ndarray | None = None,
-                 run: np.ndarray | None = None):
+                 handout_us: np.ndarray | None = None, run: np.ndarray | None = None):
         self.dag = dag
         self.run = np.ones(dag.n, dtype=bool) if run is None else run
         self.time = np.where(self.run, time_us, 0.0).astype(float)
@@ -113,6 +116,9 @@ class ThreadModel:
         self.gil = gil & self.run
         self.dispatched = dispatched & self.run
         self.copies = np.ones(dag.n, dtype=np.int64) if copies is None else copies
+        #: time between the hand-outs of a loop body op's copies (its loop's inline control
+        #: ops per iteration, ``parallelism_scope.loop_copies``); 0: all at once
+        self.handout = np.zeros(dag.n) if handout_us is None else np.asarray(handout_us, dtype=float)
         self.cores = max(1, int(cores))
         work = self.time * self.copies
         self.total = float(work.sum())
@@ -182,9 +188,14 @@ class ThreadModel:
         gil = self.gil.tolist()
         disp = self.dispatched.tolist()
         copies = self.copies.tolist()
+        handout = self.handout.tolist()
         left = list(copies)                 # copies of a node not finished yet
-        queue: deque = deque()              # (node, time handed out): the pool's tasks, FIFO
-        events: list = []                   # (time, seq, node or -1 for "thread free", demand)
+        # the pool's tasks, FIFO: (node, time handed out, whether it pays DISPATCH_US; only
+        # the roots, queued before the step starts, do not)
+        queue: deque = deque()
+        # (time, seq, node, demand): an op's end; node -1: a thread is free; node -2 - w: the
+        # loop's control ops hand out the next copy of w
+        events: list = []
         free = inter
         demand = 0                          # intra-op threads the running ops use
         gil_free = 0.0
@@ -211,7 +222,9 @@ class ThreadModel:
             join this thread's inline queue; of the expensive ones all but the last are
             handed to the pool, and the last stays on this thread only when the inline
             queue is empty (otherwise it is handed out too). Further loop copies of an
-            expensive op are handed out."""
+            expensive op are handed out: one per ``handout`` (its loop's control ops
+            per iteration), or all at once."""
+            nonlocal seq
             last = -1
             for j in range(starts[u], starts[u + 1]):
                 w = succ[j]
@@ -222,14 +235,19 @@ class ThreadModel:
                 if not disp[w]:
                     inline.append(w)
                     continue
-                for _ in range(copies[w] - 1):
-                    queue.append((w, t))
+                if copies[w] > 1:
+                    if handout[w] > 0:      # the next iterations' copies, one per h
+                        for j in range(1, copies[w]):
+                            seq += 1
+                            heapq.heappush(events, (t + j * handout[w], seq, -2 - w, 0))
+                    else:
+                        queue.extend((w, t, True) for _ in range(copies[w] - 1))
                 if last >= 0:
-                    queue.append((last, t))
+                    queue.append((last, t, True))
                 last = w
             if last >= 0:
                 if inline:
-                    queue.append((last, t))
+                    queue.append((last, t, True))
                 else:
                     inline.append(last)
 
@@ -251,23 +269,25 @@ class ThreadModel:
         def drain(t: float) -> None:
             nonlocal free
             while queue and free > 0:
-                w, handed = queue.popleft()
+                w, handed, pays = queue.popleft()
                 free -= 1
-                run(deque([w]), max(t, handed) + (DISPATCH_US if handed > 0 else 0.0))
+                run(deque([w]), max(t, handed) + (DISPATCH_US if pays else 0.0))
 
         # TF hands every root to the pool (ScheduleReady without an inline queue), but
         # roots are Consts, Placeholders and variable handles: one thread runs the cheap
         # ones and what they make ready inline (as at inter_op=1), so that microsecond
         # kernels behind many roots are not credited to more inter-op threads; expensive
         # roots go to the pool
-        queue.extend((v, 0.0) for v in range(n) if indeg[v] == 0 and disp[v])
+        queue.extend((v, 0.0, False) for v in range(n) if indeg[v] == 0 and disp[v])
         free -= 1
         run(deque(v for v in range(n) if indeg[v] == 0 and not disp[v]), 0.0)
         drain(0.0)
         while events:
             end, _, v, k = heapq.heappop(events)
             now = max(now, end)
-            if v < 0:
+            if v < -1:
+                queue.append((-2 - v, end, True))
+            elif v < 0:
                 free += 1
             else:
                 demand -= k
