@@ -55,7 +55,7 @@ def step_running(line: str, program: str) -> list[str]:
 
 @pytest.fixture(scope="module")
 def clone(tmp_path_factory) -> Path:
-    """This tree's files alone in an empty directory (no ../shared, no sibling checkout)."""
+    """This tree's files alone in an empty directory (no sibling folder of the project, no other checkout)."""
     empty = tmp_path_factory.mktemp("fresh")
     dest = empty / "placelint"
     files = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
