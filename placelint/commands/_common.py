@@ -267,6 +267,24 @@ def error_text(report, errors) -> str:
             or f"{report.path}: the model could not be loaded\n")
 
 
+def write_one_analysis(reports, attr: str, what: str, format: str,
+                       json_of: Callable, text_of: Callable) -> bool:
+    """Write the commands that show one analysis per model (memory, parallelism): a JSON
+    list (``json_of(report, analysis)`` per model, ``error_json`` for one that failed) or
+    the text chunks (``text_of(report, analysis)``, ``error_text``). True when a model
+    could not be analysed (see ``analysis_of``)."""
+    import json
+    import sys
+    items = [(r, *analysis_of(r, attr, what)) for r in reports]
+    if format == "json":
+        out = [error_json(r, err) if a is None else json_of(r, a) for r, a, err in items]
+        sys.stdout.write(json.dumps(out, indent=2) + "\n")
+    else:
+        sys.stdout.write("\n".join(error_text(r, err) if a is None else text_of(r, a)
+                                   for r, a, err in items))
+    return any(a is None for _, a, _ in items)
+
+
 def finding_lines(report, selector) -> list[str]:
     """The model's findings of the rules ``selector`` covers, as ``check`` prints them."""
     from ..output.text import format_diagnostic

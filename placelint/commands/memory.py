@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-import sys
 from pathlib import Path
 from typing import List, Optional
 
@@ -12,8 +10,8 @@ import typer
 from ..checks.selector import RuleSelector
 from ._common import (BatchSizeOpt, ClusterOpt, DevicesOpt, EXIT_CLEAN, EXIT_ERROR, FeedOpt,
                       FetchOpt, GpuFractionOpt, MemoryOpt, PathsArg, PrunedOpt, SigOpt, SoftOpt,
-                      StepOpt, TagOpt, WholeOpt, analysis_of, command, error_json, error_text,
-                      finding_lines, run_models, settings_from_flags, usage_error)
+                      StepOpt, TagOpt, WholeOpt, command, finding_lines, run_models,
+                      settings_from_flags, usage_error, write_one_analysis)
 
 #: The memory rules (PL4xx): their findings end the report.
 MEMORY_RULES = RuleSelector("PL4")
@@ -47,30 +45,18 @@ def memory(paths: List[Path] = PathsArg,
                                    place_pruned_graph=place_pruned_graph,
                                    cluster=cluster, memory=memory,
                                    gpu_memory_fraction=gpu_memory_fraction, batch_size=batch_size)
-    reports = run_models(paths, settings, fmt=format)
-    items = [(r, *analysis_of(r, "memory", "the memory analysis")) for r in reports]
-    failed = any(mem is None for _, mem, _ in items)
-    if format == "json":
-        from ..analyses.memory_budget import device_objects
-        out = []
-        for r, mem, error in items:
-            if mem is None:
-                out.append(error_json(r, error))
-            else:
-                out.append({"model": r.path, "devices": device_objects(mem, settings)})
-        sys.stdout.write(json.dumps(out, indent=2) + "\n")
-    else:
-        from ..output.memory_text import memory_text
-        chunks = []
-        for r, mem, error in items:
-            if mem is None:
-                chunks.append(error_text(r, error))
-                continue
-            text = (f"# {settings.describe_devices()}; analysed: {r.entry}\nmodel: {r.path}\n"
-                    + memory_text(mem, settings))
-            findings = finding_lines(r, MEMORY_RULES)
-            if findings:
-                text += "findings:\n" + "\n".join(findings) + "\n"
-            chunks.append(text)
-        sys.stdout.write("\n".join(chunks))
+    from ..analyses.memory_budget import device_objects
+    from ..output.memory_text import memory_text
+
+    def as_text(r, mem) -> str:
+        text = (f"# {settings.describe_devices()}; analysed: {r.entry}\nmodel: {r.path}\n"
+                + memory_text(mem, settings))
+        findings = finding_lines(r, MEMORY_RULES)
+        if findings:
+            text += "findings:\n" + "\n".join(findings) + "\n"
+        return text
+
+    failed = write_one_analysis(
+        run_models(paths, settings, fmt=format), "memory", "the memory analysis", format,
+        lambda r, mem: {"model": r.path, "devices": device_objects(mem, settings)}, as_text)
     raise typer.Exit(EXIT_ERROR if failed else EXIT_CLEAN)

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-import sys
 from pathlib import Path
 from typing import List, Optional
 
@@ -12,8 +10,7 @@ import typer
 from ..checks.selector import RuleSelector
 from ._common import (ClusterOpt, DevicesOpt, EXIT_CLEAN, EXIT_ERROR, PathsArg, SigOpt, SoftOpt,
                       TagOpt, WholeOpt, FetchOpt, FeedOpt, StepOpt, PrunedOpt, command, run_models,
-                      settings_from_flags, usage_error, analysis_of, error_json, error_text,
-                      finding_lines)
+                      settings_from_flags, usage_error, finding_lines, write_one_analysis)
 
 #: The parallelism rules (PL3xx): their findings end the report.
 PARALLELISM_RULES = RuleSelector("PL3")
@@ -48,36 +45,19 @@ def parallelism(paths: List[Path] = PathsArg,
         settings.cores = cores
     if batch_size is not None:
         settings.batch_size = batch_size
-    reports = run_models(paths, settings, fmt=format)
-    failed = False
-    items = []
-    for r in reports:
-        par, error = analysis_of(r, "parallelism", "the parallelism analysis")
-        failed |= par is None
-        items.append((r, par, error))
-    if format == "json":
-        out = []
-        for r, par, error in items:
-            if par is None:
-                out.append(error_json(r, error))
-            else:
-                obj = par.to_json()
-                obj["model"] = r.path
-                obj["analysed"] = r.entry
-                out.append(obj)
-        sys.stdout.write(json.dumps(out, indent=2) + "\n")
-    else:
-        from ..output.parallelism_text import render as render_parallelism
-        chunks = []
-        for r, par, error in items:
-            if par is None:
-                chunks.append(error_text(r, error))
-                continue
-            par.model = r.path
-            text = render_parallelism(par)
-            findings = finding_lines(r, PARALLELISM_RULES)
-            if findings:
-                text += "\nfindings:\n" + "\n".join(findings) + "\n"
-            chunks.append(f"# {settings.describe_devices()}; analysed: {r.entry}\n" + text)
-        sys.stdout.write("\n".join(chunks))
+    from ..output.parallelism_text import render as render_parallelism
+
+    def as_json(r, par) -> dict:
+        return {**par.to_json(), "model": r.path, "analysed": r.entry}
+
+    def as_text(r, par) -> str:
+        par.model = r.path
+        text = render_parallelism(par)
+        findings = finding_lines(r, PARALLELISM_RULES)
+        if findings:
+            text += "\nfindings:\n" + "\n".join(findings) + "\n"
+        return f"# {settings.describe_devices()}; analysed: {r.entry}\n" + text
+
+    failed = write_one_analysis(run_models(paths, settings, fmt=format), "parallelism",
+                                "the parallelism analysis", format, as_json, as_text)
     raise typer.Exit(EXIT_ERROR if failed else EXIT_CLEAN)
