@@ -142,6 +142,9 @@ class ColocationGraph(DeviceCandidates):
         self.generators: list[int] = []
         #: positions of the nodes a union made children (every other node is a root)
         self.joined: list[int] = []
+        #: root -> the joined positions under it, as of ``_groups_at`` unions (error texts)
+        self._groups: dict[int, list[int]] = {}
+        self._groups_at = -1
         # (device spec, supported types) -> candidate devices, best first
         self._candidates: dict[tuple[DeviceSpec, Supported], list[Device]] = {}
         #: (resource _Arg of a function body, its source): the body's group is placed after

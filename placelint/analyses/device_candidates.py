@@ -99,6 +99,17 @@ class DeviceCandidates:
             detail={"group_device": str(m.requested)})
 
     def group_members(self, node: Node) -> list[str]:
+        """The names of ``node``'s colocation group, in processing order. Every node that
+        no union made a child is a root, so a group is its root and the joined nodes under
+        it; the index is rebuilt only when a union happened since the last call."""
+        joined = self.joined
+        if self._groups_at != len(joined):
+            find = self.find
+            groups: dict[int, list[int]] = {}
+            for j in joined:
+                groups.setdefault(find(j), []).append(j)
+            self._groups, self._groups_at = groups, len(joined)
         root = self.find(self.idx[node.name])
-        return [n.name for j, n in enumerate(self.order) if self.find(j) == root]
+        order = self.order
+        return [order[j].name for j in sorted([root, *self._groups.get(root, ())])]
 

@@ -53,13 +53,22 @@ class PlacementResult:
     events: list[PlacerEvent] = field(default_factory=list)
     unknown_ops: dict[str, list[str]] = field(default_factory=dict)   #: op -> nodes
     group_of: dict[str, str] = field(default_factory=dict)            #: node -> group root node
+    #: group root -> its nodes, made at the first ``members`` call (after placement)
+    _by_root: dict[str, list[str]] | None = field(default=None, init=False, repr=False,
+                                                  compare=False)
 
     @property
     def ok(self) -> bool:
         return not self.errors
 
     def members(self, node: str) -> list[str]:
+        """The nodes of ``node``'s colocation group, in processing order."""
         root = self.group_of.get(node, node)
-        return [n for n, r in self.group_of.items() if r == root]
+        if self._by_root is None:
+            by_root: dict[str, list[str]] = {}
+            for n, r in self.group_of.items():
+                by_root.setdefault(r, []).append(n)
+            self._by_root = by_root
+        return list(self._by_root.get(root, ()))
 
 
