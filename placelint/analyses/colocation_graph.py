@@ -24,19 +24,22 @@ from .device_candidates import DeviceCandidates, Supported
 from .placer_events import PlacementResult, PlacerEvent, PlacerEventKind, placer_facts
 from .processing_order import ordered
 
-class _Member:
-    __slots__ = ("parent", "rank", "requested", "assigned", "resource", "supported", "possible",
-                 "soft")
+class _State:
+    """A colocation group's device specs, supported types and soft flag (TF's ``Member``
+    fields), interned: groups share one object per distinct value, and the union of two
+    groups, their candidate devices and a pinning are looked up per distinct state."""
 
-    def __init__(self, index: int, supported: Supported):
-        self.parent = index
-        self.rank = 0
-        self.requested = _EMPTY
-        self.assigned = _EMPTY
-        self.resource = _EMPTY
+    __slots__ = ("assigned", "resource", "requested", "supported", "soft", "possible", "id")
+
+    def __init__(self, assigned, resource, requested, supported: Supported, soft: bool):
+        self.assigned = assigned
+        self.resource = resource
+        self.requested = requested
         self.supported = supported
+        self.soft = soft        # soft-placed (a node of a function body under config_proto)
+        #: the candidate devices (``DeviceCandidates.devices_for``), once asked
         self.possible: list[Device] | None = None
-        self.soft = False       # soft-placed (a node of a function body under config_proto)
+        self.id = -1
 
 
 #: The empty spec, the very object every node without a device request carries.
@@ -66,7 +69,7 @@ def _compatible(a: DeviceSpec, b: DeviceSpec) -> bool:
     return True
 
 
-def _merge_specs(new: _Member, old: _Member, soft: bool
+def _merge_specs(new: _State, old: _State, soft: bool
                  ) -> tuple[DeviceSpec, DeviceSpec, DeviceSpec]:
     """The assigned, resource and requested specs of the union of two members
     (``Member::Merge``); raises ``MergeError``. A member's requested spec already has its
@@ -121,7 +124,8 @@ def _merge_supported(a: Supported, b: Supported) -> Supported | None:
 
 
 class ColocationGraph(DeviceCandidates):
-    """The members of every node, their union-find, and the colocation passes."""
+    """The union-find of the nodes (flat lists by processing position) with each group's
+    interned ``_State``, and the colocation passes."""
 
     def __init__(self, graph: Graph, devices: DeviceSet, soft: bool):
         self.graph = graph
@@ -130,11 +134,17 @@ class ColocationGraph(DeviceCandidates):
         self.opdb = get_opdb()
         facts = placer_facts()
         self.exempt = set(facts["colocation_exempt_ops"])
-        #: (supported types, supported types) -> their merge: unions repeat a few pairs
-        self._merged_supported: dict[tuple[Supported, Supported], Supported | None] = {}
         self.device_types = devices.types            # prioritised type list
         self.order, self.idx = ordered(graph)
-        self.members: list[_Member] = []
+        n = len(self.order)
+        self.parent = list(range(n))
+        self.rank = [0] * n
+        #: each node's state; a root's is its group's
+        self.state: list[_State] = []
+        self._states: dict[tuple, _State] = {}
+        #: (state of the new root, state of the old root) -> the union's state, or the end
+        #: of TF's error text when the two cannot merge
+        self._unions: dict[tuple[int, int], _State | str] = {}
         self.result = PlacementResult(devices, soft, dict.fromkeys(self.idx))
         self.failed_roots: set[int] = set()
         #: positions of the generator nodes (no data inputs, one non-ref output): they are
@@ -152,27 +162,40 @@ class ColocationGraph(DeviceCandidates):
         self.pinned_args: list[tuple[int, int]] = []
         self.deferred: set[int] = set()
 
+    def intern(self, assigned: DeviceSpec, resource: DeviceSpec, requested: DeviceSpec,
+               supported: Supported, soft: bool) -> _State:
+        key = (assigned, resource, requested, supported, soft)
+        found = self._states.get(key)
+        if found is None:
+            found = self._states[key] = _State(*key)
+            found.id = len(self._states)
+        return found
+
     # -- union-find ----------------------------------------------------------------
     def find(self, i: int) -> int:
-        members = self.members
-        root = members[i].parent
-        if members[root].parent == root:
+        parent = self.parent
+        root = parent[i]
+        if parent[root] == root:
             return root         # a root or a root's child: the usual case, nothing to compress
-        while members[root].parent != root:
-            root = members[root].parent
-        while members[i].parent != root:
-            members[i].parent, i = root, members[i].parent
+        while parent[root] != root:
+            root = parent[root]
+        while parent[i] != root:
+            parent[i], i = root, parent[i]
         return root
 
     # -- step 1 ----------------------------------------------------------------------
     def initialize_members(self):
         # Nodes with the same op and attr signature (the op database's memo key) have the
-        # same kernels: their supported types are computed once and the list is shared.
+        # same kernels: their supported types are computed once and the tuple is shared;
+        # nodes with the same supported tuple, device spec and flags share one state.
         kernels: dict[tuple, tuple] = {}
-        members = self.members
+        states: dict[tuple, _State] = {}
+        state = self.state
         generators = self.generators
         unknown_ops = self.result.unknown_ops
         invalid = self.graph.invalid_nodes
+        everywhere = tuple((t, 0) for t in self.device_types)
+        intern = self.intern
         for i, node in enumerate(self.order):
             op = node.op
             signature = node.op_signature
@@ -188,11 +211,7 @@ class ColocationGraph(DeviceCandidates):
             elif not supported and node.name in invalid:
                 # TF refuses the node at import (PL007: e.g. a missing T); placed as a node
                 # supported everywhere, not reported again as "No OpKernel ... attrs: []"
-                supported = tuple((t, 0) for t in self.device_types)
-            m = _Member(i, supported)
-            if node.soft:
-                m.soft = True
-            members.append(m)
+                supported = everywhere
             # Generators: no data inputs, one output. A ref or DT_RESOURCE one keeps its
             # requested device as a resource device; any other waits for the second pass.
             resource_generator = False
@@ -201,20 +220,24 @@ class ColocationGraph(DeviceCandidates):
                 if t is None or not is_ref(t):
                     generators.append(i)
                 resource_generator = t is not None and (is_ref(t) or t == DT_RESOURCE)
+            spec = node.spec
             if not supported:
                 self._fail_init(node, i, PlacerEventKind.NO_KERNEL,
                                 self._no_kernel_message(node))
-                continue
-            spec = node.spec
-            if spec is None:
+                spec = _EMPTY
+            elif spec is None:
                 self._fail_init(node, i, PlacerEventKind.MALFORMED,
                                 f"Malformed device specification '{node.device}' in node: "
                                 f"{{name:'{node.name}' op:'{op}'}}")
-                continue
-            if not spec.is_empty:
-                if resource_generator:
-                    m.resource = spec
-                m.requested = spec
+                spec = _EMPTY
+            key = (id(supported), id(spec), resource_generator, node.soft)
+            st = states.get(key)
+            if st is None:
+                if spec.is_empty:
+                    spec = _EMPTY
+                st = states[key] = intern(_EMPTY, spec if resource_generator else _EMPTY, spec,
+                                          supported, node.soft)
+            state.append(st)
 
     def _signature(self, node: Node) -> tuple | None:
         """The op database's attr signature of a node the builder did not annotate."""
@@ -258,38 +281,50 @@ class ColocationGraph(DeviceCandidates):
     # -- colocation ------------------------------------------------------------------
     def colocate(self, xi: int, yi: int) -> str | None:
         """``ColocateNodes``: union two groups; returns TF's error text on failure."""
-        xr, yr = self.find(xi), self.find(yi)
+        parent = self.parent
+        xr = parent[xi]
+        if parent[xr] != xr:
+            xr = self.find(xi)
+        yr = parent[yi]
+        if parent[yr] != yr:
+            yr = self.find(yi)
         if xr == yr:
             return None
-        mx, my = self.members[xr], self.members[yr]
-        if mx.rank < my.rank:
-            new, old, new_r, old_r = my, mx, yr, xr
+        rank = self.rank
+        if rank[xr] < rank[yr]:
+            new_r, old_r = yr, xr
         else:
-            new, old, new_r, old_r = mx, my, xr, yr
-        try:
-            assigned, resource, requested = _merge_specs(new, old, self.soft or (mx.soft and my.soft))
-        except MergeError as exc:
+            new_r, old_r = xr, yr
+        state = self.state
+        new, old = state[new_r], state[old_r]
+        merged = self._unions.get((new.id, old.id))
+        if merged is None:
+            merged = self._unions[(new.id, old.id)] = self._union(new, old)
+        if merged.__class__ is str:
             return (f"Cannot colocate nodes {{{{colocation_node {self.order[xi].name}}}}} and "
-                    f"{{{{colocation_node {self.order[yi].name}}}}}: {exc}")
-        key = (new.supported, old.supported)
-        try:
-            supported = self._merged_supported[key]
-        except KeyError:
-            supported = self._merged_supported[key] = _merge_supported(*key)
-        if supported is None:
-            return (f"Cannot colocate nodes {{{{colocation_node {self.order[xi].name}}}}} and "
-                    f"{{{{colocation_node {self.order[yi].name}}}}} because no device type "
-                    "supports both of those nodes and the other nodes colocated with them.")
-        new.assigned, new.resource, new.requested, new.supported = assigned, resource, requested, supported
-        new.possible = None
-        new.soft = mx.soft and my.soft
-        old.parent = new_r
+                    f"{{{{colocation_node {self.order[yi].name}}}}}{merged}")
+        state[new_r] = merged
+        parent[old_r] = new_r
         self.joined.append(old_r)
-        if mx.rank == my.rank:
-            new.rank += 1
+        if rank[xr] == rank[yr]:
+            rank[new_r] += 1
         if old_r in self.failed_roots:
             self.failed_roots.add(new_r)
         return None
+
+    def _union(self, new: _State, old: _State) -> _State | str:
+        """``Member::Merge`` of two groups' states: the union's state, or what follows the
+        two node names in TF's error text."""
+        soft = new.soft and old.soft
+        try:
+            assigned, resource, requested = _merge_specs(new, old, self.soft or soft)
+        except MergeError as exc:
+            return f": {exc}"
+        supported = _merge_supported(new.supported, old.supported)
+        if supported is None:
+            return (" because no device type supports both of those nodes and the other "
+                    "nodes colocated with them.")
+        return self.intern(assigned, resource, requested, supported, soft)
 
     def colocate_ref_edges(self):
         exempt = self.exempt
@@ -317,7 +352,7 @@ class ColocationGraph(DeviceCandidates):
     def colocate_ref_edge(self, src: Node, dst: Node):
         si, di = self.idx[src.name], self.idx[dst.name]
         sr, dr = self.find(si), self.find(di)
-        s, d = self.members[sr], self.members[dr]
+        s, d = self.state[sr], self.state[dr]
         for label, a, b in (("assigned", s.assigned, d.assigned), ("resource", s.resource, d.resource)):
             if not _compatible(a, b):
                 self.result.errors.append(PlacerEvent(
@@ -336,8 +371,9 @@ class ColocationGraph(DeviceCandidates):
                 f"device field set to {s.requested}",
                 related=[src.name], requested=str(d.requested),
                 detail={"source_device": str(s.requested)}))
-            d.requested = _ensure(_ensure(s.requested, d.assigned), d.resource)
-            d.possible = None
+            self.state[dr] = self.intern(d.assigned, d.resource,
+                                         _ensure(_ensure(s.requested, d.assigned), d.resource),
+                                         d.supported, d.soft)
         err = self.colocate(si, di)
         if err is not None:
             self.result.errors.append(PlacerEvent(

@@ -29,6 +29,8 @@ IsIdentity, IsMerge) are ``model/ops.py``.
 
 from __future__ import annotations
 
+import numpy as np
+
 from ..model.devices import DeviceSet
 from ..model.graph import Graph, Node
 from ..model.ops import IDENTITY, METADATA
@@ -44,11 +46,82 @@ class _Placer(ColocationGraph):
     """``Placer::Run``: the colocation graph, then the two assignment passes."""
 
     # -- assignment ------------------------------------------------------------------------
-    def place_node(self, node: Node, i: int, second_pass: bool):
-        root = self.find(i)
+    # TF assigns node by node: op nodes in node order, then the generators; the function
+    # bodies reached through a resource ``_Arg`` last, a group at a time. The first node of
+    # a group that it assigns pins the whole group to its device (``Member::AssignDevice``:
+    # the device is a full name of a supported type, so the group's only candidate from
+    # then on), and no union happens any more: every other node of the group gets the same
+    # device, and a group TF cannot place fails at that first node. So each group is
+    # decided by its first node in that sequence, its *leader*, and a node placed before a
+    # leader is one earlier in the sequence.
+    def assign(self):
+        n = len(self.order)
+        roots = _roots(self.parent)
+        is_gen = np.zeros(n, dtype=bool)
+        is_gen[self.generators] = True
+        self.deferred = deferred = {int(roots[a]) for a, _ in self.pinned_args}
+        if deferred:
+            in_body = np.isin(roots, np.fromiter(deferred, dtype=np.int64))
+            body = np.flatnonzero(in_body)      # a group at a time, in order of first node
+            body_roots = roots[body]
+            _, first = np.unique(body_roots, return_index=True)
+            group_rank = np.empty(n, dtype=np.int64)
+            group_rank[body_roots[first]] = np.argsort(np.argsort(first))
+            body = body[np.argsort(group_rank[body_roots], kind="stable")]
+            seq = np.concatenate([np.flatnonzero(~is_gen & ~in_body),
+                                  np.flatnonzero(is_gen & ~in_body), body])
+        else:
+            seq = np.concatenate([np.flatnonzero(~is_gen), np.flatnonzero(is_gen)])
+        _, first = np.unique(roots[seq], return_index=True)
+        leaders = seq[np.sort(first)].tolist()
+        at = np.empty(n, dtype=np.int64)
+        at[seq] = np.arange(n)
+        self._at, self._roots, self._device = at.tolist(), roots.tolist(), {}
+        if deferred:
+            source_of: dict[int, int] = {}
+            for arg, src in self.pinned_args:
+                source_of.setdefault(self._roots[arg], src)
+        for i in leaders:
+            root = self._roots[i]
+            if root in deferred and root not in self.failed_roots:
+                self.pin(root, i, source_of.get(root))
+            self.place_group(self.order[i], i, root, bool(is_gen[i]))
+        # every node: its group's device (None for a group TF cannot place)
+        chosen = self._device
+        names = list(self.idx)      # (``idx`` lists the nodes in processing order)
+        by_root = np.full(n, -1, dtype=np.int64)
+        table = list(dict.fromkeys(chosen.values()))
+        slot = {d: k for k, d in enumerate(table)}
+        for root, device in chosen.items():
+            by_root[root] = slot[device]
+        table.append(None)
+        self.result.device = dict(zip(names, np.array(table, dtype=object)[by_root[roots]].tolist()))
+        # each node's group root
+        self.result.group_of = dict(zip(names, np.array(names, dtype=object)[roots].tolist()))
+
+    def placed(self, j: int, before: int) -> str | None:
+        """The device of node ``j`` as TF sees it when it assigns the node at sequence
+        position ``before``: None when ``j`` comes later (or its group failed)."""
+        if self._at[j] < before:
+            return self._device.get(self._roots[j])
+        return None
+
+    def pin(self, root: int, i: int, src: int | None):
+        """A function body's group reached through a resource ``_Arg``: pinned to the
+        device its ``_Arg``'s input got (TF instantiates the body with ``_Arg`` nodes
+        assigned to their inputs' devices; a body node's own request on the resource is
+        then ignored, as across any resource edge)."""
+        device = self.placed(src, self._at[i]) if src is not None else None
+        if device is not None:
+            spec = self.devices.get(device).spec
+            st = self.state[root]
+            self.state[root] = self.intern(spec, spec, spec, st.supported, st.soft)
+
+    def place_group(self, node: Node, i: int, root: int, second_pass: bool):
+        """The leader ``node`` (position ``i``) of group ``root`` chooses the group's device."""
         if root in self.failed_roots:
             return
-        m = self.members[root]
+        m = self.state[root]
         devices = m.possible
         if devices is None:
             devices, err = self.devices_for(node, m)
@@ -58,58 +131,22 @@ class _Placer(ColocationGraph):
                 self.failed_roots.add(root)
                 return
         chosen = None
-        dev_of = self.result.device
+        idx, before, placed = self.idx, self._at[i], self.placed
         if second_pass:
             outs = node.out_edges
             if outs and self.deferred:
-                outs = [e for e in outs if self.find(self.idx[e.dst]) not in self.deferred
-                        or dev_of.get(e.dst) is not None]
+                outs = [e for e in outs if self._roots[idx[e.dst]] not in self.deferred
+                        or placed(idx[e.dst], before) is not None]
             if outs:
-                first = dev_of.get(outs[0].dst)
-                if first is not None and all(dev_of.get(e.dst) == first for e in outs):
+                first = placed(idx[outs[0].dst], before)
+                if first is not None and all(placed(idx[e.dst], before) == first for e in outs):
                     chosen = next((d for d in devices if d.name == first), None)
         elif node.op in METADATA or (node.op in IDENTITY and self.identity_follows_input(node)):
             data_in = [e for e in node.in_edges if not e.control] or node.in_edges
             if data_in:
-                src_dev = dev_of.get(data_in[0].src)
+                src_dev = placed(idx[data_in[0].src], before)
                 chosen = next((d for d in devices if d.name == src_dev), None)
-        device = chosen or devices[0]
-        # ``AssignAndLog`` + ``Member::AssignDevice``: the whole group is pinned. The device
-        # is a full name that matched the group's request, so TF's merges (``MergeDevNames``
-        # into assigned, ``MergeOverrideDevNames`` into resource and requested) all come out
-        # as exactly that device.
-        dev_of[node.name] = device.name
-        spec = device.spec
-        assigned = m.assigned
-        if assigned is _EMPTY or (assigned is not spec and assigned != spec):
-            m.assigned = m.resource = m.requested = spec
-            m.possible = None
-
-    def place_function_bodies(self, generators: set[int]):
-        """The groups of function-body nodes reached through a resource ``_Arg``, in node
-        order: each is pinned to the device its ``_Arg``'s input got (TF instantiates the
-        body with ``_Arg`` nodes assigned to their inputs' devices; a body node's own request
-        on the resource is then ignored, as across any resource edge)."""
-        find, members, order = self.find, self.members, self.order
-        dev_of = self.result.device
-        source_of: dict[int, int] = {}
-        for arg, src in self.pinned_args:
-            source_of.setdefault(find(arg), src)
-        pending: dict[int, list[int]] = {}
-        for i in range(len(order)):
-            root = find(i)
-            if root in self.deferred:
-                pending.setdefault(root, []).append(i)
-        for root, nodes in pending.items():     # (in node order: outer bodies first)
-            src = source_of.get(root)
-            device = dev_of.get(order[src].name) if src is not None else None
-            if device is not None and root not in self.failed_roots:
-                spec = self.devices.get(device).spec
-                m = members[root]
-                m.assigned = m.resource = m.requested = spec
-                m.possible = None
-            for i in nodes:
-                self.place_node(order[i], i, i in generators)
+        self._device[root] = (chosen or devices[0]).name
 
     def identity_follows_input(self, node: Node) -> bool:
         """placer.cc ``MatchIdentityOperation``: an Identity with no device request, one
@@ -132,33 +169,18 @@ class _Placer(ColocationGraph):
         self.initialize_members()
         self.colocate_ref_edges()
         self.colocate_class_groups()
-        generators = set(self.generators)
-        place_node = self.place_node
-        find = self.find
-        deferred = self.deferred = {find(a) for a, _ in self.pinned_args}
-        if deferred:
-            for i, node in enumerate(self.order):
-                if i not in generators and find(i) not in deferred:
-                    place_node(node, i, False)
-            for i in self.generators:
-                if find(i) not in deferred:
-                    place_node(self.order[i], i, True)
-            self.place_function_bodies(generators)
-        else:
-            for i, node in enumerate(self.order):
-                if i not in generators:
-                    place_node(node, i, False)
-            for i in self.generators:
-                place_node(self.order[i], i, True)
-        # Each node's group root. A node is its own root unless a union made it a child,
-        # so every node maps to itself and only the joined ones are looked up.
-        names = list(self.idx)      # (``idx`` lists the nodes in processing order)
-        group_of = dict(zip(names, names))
-        for i in self.joined:
-            group_of[names[i]] = names[find(i)]
-        self.result.group_of = group_of
+        self.assign()
         return self.result
 
+
+def _roots(parent: list[int]) -> np.ndarray:
+    """Every node's union-find root, by pointer jumping over the whole array at once."""
+    p = np.array(parent, dtype=np.int64)
+    while True:
+        pp = p[p]
+        if np.array_equal(pp, p):
+            return p
+        p = pp
 
 
 def place(graph: Graph, devices: DeviceSet, *, allow_soft_placement: bool = False) -> PlacementResult:
