@@ -215,7 +215,9 @@ class ColocationGraph(DeviceCandidates):
             # Generators: no data inputs, one output. A ref or DT_RESOURCE one keeps its
             # requested device as a resource device; any other waits for the second pass.
             resource_generator = False
-            if not _has_data_input(node) and self._num_outputs(node, info) == 1:
+            ins = node.in_edges     # (data edges first: the first one usually decides)
+            if (not ins or ins[0].src_slot < 0) and not _has_data_input(node) \
+                    and self._num_outputs(node, info) == 1:
                 t = node.output_dtypes[0] if node.output_dtypes else None
                 if t is None or not is_ref(t):
                     generators.append(i)
@@ -384,13 +386,20 @@ class ColocationGraph(DeviceCandidates):
             self.failed_roots.update((self.find(si), self.find(di)))
 
     def colocate_class_groups(self):
-        classes = {i: groups for i, node in enumerate(self.order)
-                   if "_class" in node.attrs and (groups := _class_groups(node))}
+        classes, named = self.graph.derived("placer.class_groups",
+                                            lambda: _class_groups(self.graph))
         if not classes:
             return      # every node alone in the group of its own name: nothing to join
+        # Only the nodes with a ``_class`` and the nodes a ``_class`` names take part: any
+        # other node is alone in the group of its own name, which no node asks for.
+        idx = self.idx
+        taking_part = sorted([idx[name] for name in classes] +
+                             [idx[name] for name in named if name in idx and name not in classes])
+        order = self.order
         roots: dict[str, int] = {}
-        for i, node in enumerate(self.order):
-            for group in (*classes.get(i, ()), node.name):
+        for i in taking_part:
+            node = order[i]
+            for group in (*classes.get(node.name, ()), node.name):
                 root = roots.setdefault(group, i)
                 if root == i:
                     continue
@@ -421,10 +430,25 @@ def _has_data_input(node: Node) -> bool:
     return False
 
 
-def _class_groups(node: Node) -> list[str]:
-    """The group names in a node's ``_class`` attr (``loc:@NAME`` entries)."""
-    return [s[5:].decode("utf-8", "replace") for s in node.attrs["_class"].list.s
-            if s[:5] == b"loc:@"]
+def _class_groups(graph: Graph) -> tuple[dict[str, tuple[str, ...]], set[str]]:
+    """Node -> the group names in its ``_class`` attr (``loc:@NAME`` entries), for the nodes
+    that have some; and every group name they give. Many nodes carry the same attr value (the initializer ops of one
+    variable): each distinct value, by its bytes, is read once."""
+    by_value: dict[bytes, tuple[str, ...]] = {}
+    found: dict[str, tuple[str, ...]] = {}
+    for node in graph.nodes.values():
+        attrs = node.attrs
+        if "_class" not in attrs:
+            continue
+        value = attrs["_class"]
+        key = value.SerializeToString()
+        groups = by_value.get(key)
+        if groups is None:
+            groups = by_value[key] = tuple(s[5:].decode("utf-8", "replace") for s in value.list.s
+                                           if s[:5] == b"loc:@")
+        if groups:
+            found[node.name] = groups
+    return found, {group for groups in by_value.values() for group in groups}
 
 
 def _is_dataset_op(op: str) -> bool:

@@ -11,7 +11,7 @@ from ..model.graph import Node
 from .placer_events import PlacerEvent, PlacerEventKind
 
 if TYPE_CHECKING:
-    from .colocation_graph import _Member
+    from .colocation_graph import _State
 
 #: A group's supported device types with their kernel priorities, TF's order.
 Supported = tuple[tuple[str, int], ...]
@@ -36,25 +36,31 @@ class DeviceCandidates:
                                        not d.local, d.name))
         return found
 
-    def devices_for(self, node: Node, m: _Member) -> tuple[list[Device] | None, PlacerEvent | None]:
-        """The candidate devices of group ``m`` (``node``'s), or the error TF gives; the
-        caller first tries ``m.possible``, the answer kept until the group changes."""
-        # an empty request matches every device: the same candidates as no request
-        devices = self.candidates(m.requested, m.supported)
-        if not devices:
-            if m.requested.is_empty:
-                return None, PlacerEvent(
-                    PlacerEventKind.NO_KERNEL, node.name,
-                    "Node had no OpKernel registered to support this "
-                    f"operation: Operation was {node.op}", requested=node.device)
-            if self.soft or m.soft:
-                devices = self.soft_candidates(m)
-            if not devices:
-                return None, self.no_device_error(node, m)
-        m.possible = devices
-        return devices, None
+    def devices_for(self, node: Node, m: _State) -> tuple[list[Device] | None, PlacerEvent | None]:
+        """The candidate devices of group ``m`` (``node``'s), or the error TF gives."""
+        devices = self.state_devices(m)
+        if devices:
+            return devices, None
+        if m.requested.is_empty:
+            return None, PlacerEvent(
+                PlacerEventKind.NO_KERNEL, node.name,
+                "Node had no OpKernel registered to support this "
+                f"operation: Operation was {node.op}", requested=node.device)
+        return None, self.no_device_error(node, m)
 
-    def soft_candidates(self, m: _Member) -> list[Device]:
+    def state_devices(self, m: _State) -> list[Device]:
+        """The candidate devices of a group in state ``m`` (empty: TF fails on it), kept
+        on the interned state: every group in that state has the same."""
+        devices = m.possible
+        if devices is None:
+            # an empty request matches every device: the same candidates as no request
+            devices = self.candidates(m.requested, m.supported)
+            if not devices and not m.requested.is_empty and (self.soft or m.soft):
+                devices = self.soft_candidates(m)
+            m.possible = devices
+        return devices
+
+    def soft_candidates(self, m: _State) -> list[Device]:
         keep_type = m.assigned.type is not None or m.resource.type is not None
         keep_id = m.assigned.id is not None or m.resource.id is not None
         spec = m.requested
@@ -68,7 +74,7 @@ class DeviceCandidates:
                             spec.id if m.assigned.id is not None else None)
         return self.candidates(softer, m.supported)
 
-    def no_device_error(self, node: Node, m: _Member) -> PlacerEvent:
+    def no_device_error(self, node: Node, m: _State) -> PlacerEvent:
         spec = node.spec
         all_names = ", ".join(sorted(self.devices.names))
         if spec is not None and spec == m.requested:

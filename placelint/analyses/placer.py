@@ -53,9 +53,13 @@ class _Placer(ColocationGraph):
     # then on), and no union happens any more: every other node of the group gets the same
     # device, and a group TF cannot place fails at that first node. So each group is
     # decided by its first node in that sequence, its *leader*, and a node placed before a
-    # leader is one earlier in the sequence.
+    # leader is one earlier in the sequence. A leader that is an op node, not a metadata op
+    # or an Identity, takes its group's first candidate: those are filled in at once; the
+    # others (generators, metadata ops, Identities, function bodies, groups without a
+    # candidate, which fail) are visited in the sequence's order.
     def assign(self):
         n = len(self.order)
+        order, state = self.order, self.state
         roots = _roots(self.parent)
         is_gen = np.zeros(n, dtype=bool)
         is_gen[self.generators] = True
@@ -73,29 +77,46 @@ class _Placer(ColocationGraph):
         else:
             seq = np.concatenate([np.flatnonzero(~is_gen), np.flatnonzero(is_gen)])
         _, first = np.unique(roots[seq], return_index=True)
-        leaders = seq[np.sort(first)].tolist()
+        leaders = seq[np.sort(first)]
+        leader_roots = roots[leaders]
+        # the devices: their names, then None (a group TF cannot place)
+        devices = self.devices.devices
+        self._table = [d.name for d in devices] + [None]
+        slot = {d.name: k for k, d in enumerate(devices)}
+        first_device: dict[int, int] = {}
+        for st in {state[r] for r in leader_roots.tolist()}:
+            found = self.state_devices(st)
+            first_device[st.id] = slot[found[0].name] if found else -1
+        device = np.fromiter((first_device[state[r].id] for r in leader_roots.tolist()),
+                             dtype=np.int64, count=len(leaders))
+        special = _FOLLOWING
+        visit = is_gen[leaders] | (device < 0) | np.fromiter(
+            (order[i].op in special for i in leaders.tolist()), dtype=bool, count=len(leaders))
+        if deferred:
+            visit |= np.isin(leader_roots, np.fromiter(deferred, dtype=np.int64))
+        if self.failed_roots:
+            failed = np.isin(leader_roots, np.fromiter(self.failed_roots, dtype=np.int64))
+            visit &= ~failed
+            device[failed] = -1
+        by_root = np.full(n, -1, dtype=np.int64)
+        by_root[leader_roots] = np.where(visit, -1, device)
         at = np.empty(n, dtype=np.int64)
         at[seq] = np.arange(n)
-        self._at, self._roots, self._device = at.tolist(), roots.tolist(), {}
+        self._at, self._roots, self._by_root = at.tolist(), roots.tolist(), by_root.tolist()
         if deferred:
             source_of: dict[int, int] = {}
             for arg, src in self.pinned_args:
                 source_of.setdefault(self._roots[arg], src)
-        for i in leaders:
+        for i in leaders[visit].tolist():
             root = self._roots[i]
             if root in deferred and root not in self.failed_roots:
                 self.pin(root, i, source_of.get(root))
-            self.place_group(self.order[i], i, root, bool(is_gen[i]))
-        # every node: its group's device (None for a group TF cannot place)
-        chosen = self._device
+            self.place_group(order[i], i, root, bool(is_gen[i]))
+        # every node: its group's device
         names = list(self.idx)      # (``idx`` lists the nodes in processing order)
-        by_root = np.full(n, -1, dtype=np.int64)
-        table = list(dict.fromkeys(chosen.values()))
-        slot = {d: k for k, d in enumerate(table)}
-        for root, device in chosen.items():
-            by_root[root] = slot[device]
-        table.append(None)
-        self.result.device = dict(zip(names, np.array(table, dtype=object)[by_root[roots]].tolist()))
+        by_root = np.array(self._by_root, dtype=np.int64)
+        table = np.array(self._table, dtype=object)
+        self.result.device = dict(zip(names, table[by_root[roots]].tolist()))
         # each node's group root
         self.result.group_of = dict(zip(names, np.array(names, dtype=object)[roots].tolist()))
 
@@ -103,7 +124,7 @@ class _Placer(ColocationGraph):
         """The device of node ``j`` as TF sees it when it assigns the node at sequence
         position ``before``: None when ``j`` comes later (or its group failed)."""
         if self._at[j] < before:
-            return self._device.get(self._roots[j])
+            return self._table[self._by_root[self._roots[j]]]
         return None
 
     def pin(self, root: int, i: int, src: int | None):
@@ -121,15 +142,12 @@ class _Placer(ColocationGraph):
         """The leader ``node`` (position ``i``) of group ``root`` chooses the group's device."""
         if root in self.failed_roots:
             return
-        m = self.state[root]
-        devices = m.possible
-        if devices is None:
-            devices, err = self.devices_for(node, m)
-            if err is not None:
-                err.message = f"Cannot assign a device for operation {node.name}: {err.message}"
-                self.result.errors.append(err)
-                self.failed_roots.add(root)
-                return
+        devices, err = self.devices_for(node, self.state[root])
+        if err is not None:
+            err.message = f"Cannot assign a device for operation {node.name}: {err.message}"
+            self.result.errors.append(err)
+            self.failed_roots.add(root)
+            return
         chosen = None
         idx, before, placed = self.idx, self._at[i], self.placed
         if second_pass:
@@ -146,7 +164,7 @@ class _Placer(ColocationGraph):
             if data_in:
                 src_dev = placed(idx[data_in[0].src], before)
                 chosen = next((d for d in devices if d.name == src_dev), None)
-        self._device[root] = (chosen or devices[0]).name
+        self._by_root[root] = self._table.index((chosen or devices[0]).name)
 
     def identity_follows_input(self, node: Node) -> bool:
         """placer.cc ``MatchIdentityOperation``: an Identity with no device request, one
@@ -171,6 +189,10 @@ class _Placer(ColocationGraph):
         self.colocate_class_groups()
         self.assign()
         return self.result
+
+
+#: ops whose device may follow another node's (placer.cc ``IsMetadata``, ``IsIdentity``)
+_FOLLOWING = METADATA | IDENTITY
 
 
 def _roots(parent: list[int]) -> np.ndarray:
