@@ -145,7 +145,7 @@ class ColocationGraph(DeviceCandidates):
         #: (state of the new root, state of the old root) -> the union's state, or the end
         #: of TF's error text when the two cannot merge
         self._unions: dict[tuple[int, int], _State | str] = {}
-        self.result = PlacementResult(devices, soft, dict.fromkeys(self.idx))
+        self.result = PlacementResult(devices, soft, {})     # (the devices: ``assign``)
         self.failed_roots: set[int] = set()
         #: positions of the generator nodes (no data inputs, one non-ref output): they are
         #: placed in a second pass, after their consumers

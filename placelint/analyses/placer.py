@@ -89,9 +89,9 @@ class _Placer(ColocationGraph):
             first_device[st.id] = slot[found[0].name] if found else -1
         device = np.fromiter((first_device[state[r].id] for r in leader_roots.tolist()),
                              dtype=np.int64, count=len(leaders))
-        special = _FOLLOWING
+        follows = self.follows_input
         visit = is_gen[leaders] | (device < 0) | np.fromiter(
-            (order[i].op in special for i in leaders.tolist()), dtype=bool, count=len(leaders))
+            (follows(order[i]) for i in leaders.tolist()), dtype=bool, count=len(leaders))
         if deferred:
             visit |= np.isin(leader_roots, np.fromiter(deferred, dtype=np.int64))
         if self.failed_roots:
@@ -117,8 +117,10 @@ class _Placer(ColocationGraph):
         by_root = np.array(self._by_root, dtype=np.int64)
         table = np.array(self._table, dtype=object)
         self.result.device = dict(zip(names, table[by_root[roots]].tolist()))
-        # each node's group root
-        self.result.group_of = dict(zip(names, np.array(names, dtype=object)[roots].tolist()))
+        # the group root of each node in a group of several (``PlacementResult.group_of``)
+        joined = np.flatnonzero(np.bincount(roots, minlength=n)[roots] > 1)
+        names_at = np.array(names, dtype=object)
+        self.result.group_of = dict(zip(names_at[joined].tolist(), names_at[roots[joined]].tolist()))
 
     def placed(self, j: int, before: int) -> str | None:
         """The device of node ``j`` as TF sees it when it assigns the node at sequence
@@ -159,12 +161,18 @@ class _Placer(ColocationGraph):
                 first = placed(idx[outs[0].dst], before)
                 if first is not None and all(placed(idx[e.dst], before) == first for e in outs):
                     chosen = next((d for d in devices if d.name == first), None)
-        elif node.op in METADATA or (node.op in IDENTITY and self.identity_follows_input(node)):
+        elif self.follows_input(node):
             data_in = [e for e in node.in_edges if not e.control] or node.in_edges
             if data_in:
                 src_dev = placed(idx[data_in[0].src], before)
                 chosen = next((d for d in devices if d.name == src_dev), None)
         self._by_root[root] = self._table.index((chosen or devices[0]).name)
+
+    def follows_input(self, node: Node) -> bool:
+        """A metadata op, or an Identity that ``identity_follows_input``: placed on its
+        input's device when that is a candidate."""
+        op = node.op
+        return op in METADATA or (op in IDENTITY and self.identity_follows_input(node))
 
     def identity_follows_input(self, node: Node) -> bool:
         """placer.cc ``MatchIdentityOperation``: an Identity with no device request, one
@@ -181,6 +189,7 @@ class _Placer(ColocationGraph):
 
     def run(self) -> PlacementResult:
         if not self.devices.devices:
+            self.result.device = dict.fromkeys(self.idx)
             self.result.errors.append(PlacerEvent(PlacerEventKind.UNKNOWN_DEVICE, "",
                                                   "No devices are registered"))
             return self.result
@@ -189,10 +198,6 @@ class _Placer(ColocationGraph):
         self.colocate_class_groups()
         self.assign()
         return self.result
-
-
-#: ops whose device may follow another node's (placer.cc ``IsMetadata``, ``IsIdentity``)
-_FOLLOWING = METADATA | IDENTITY
 
 
 def _roots(parent: list[int]) -> np.ndarray:

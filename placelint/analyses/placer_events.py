@@ -52,7 +52,9 @@ class PlacementResult:
     #: placement, soft-placement moves)
     events: list[PlacerEvent] = field(default_factory=list)
     unknown_ops: dict[str, list[str]] = field(default_factory=dict)   #: op -> nodes
-    group_of: dict[str, str] = field(default_factory=dict)            #: node -> group root node
+    #: node -> its group's root node, for the nodes in a group of several (a node alone
+    #: is its own root: ``group_of.get(node, node)``)
+    group_of: dict[str, str] = field(default_factory=dict)
     #: group root -> its nodes, made at the first ``members`` call (after placement)
     _by_root: dict[str, list[str]] | None = field(default=None, init=False, repr=False,
                                                   compare=False)
@@ -69,6 +71,9 @@ class PlacementResult:
             for n, r in self.group_of.items():
                 by_root.setdefault(r, []).append(n)
             self._by_root = by_root
-        return list(self._by_root.get(root, ()))
+        found = self._by_root.get(root)
+        if found is None:
+            return [node] if node in self.device else []
+        return list(found)
 
 
