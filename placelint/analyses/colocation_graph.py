@@ -142,6 +142,7 @@ class ColocationGraph(DeviceCandidates):
         #: each node's state; a root's is its group's
         self.state: list[_State] = []
         self._states: dict[tuple, _State] = {}
+        self._state_list: list[_State] = []     # by id
         #: (state of the new root, state of the old root) -> the union's state, or the end
         #: of TF's error text when the two cannot merge
         self._unions: dict[tuple[int, int], _State | str] = {}
@@ -168,7 +169,8 @@ class ColocationGraph(DeviceCandidates):
         found = self._states.get(key)
         if found is None:
             found = self._states[key] = _State(*key)
-            found.id = len(self._states)
+            found.id = len(self._state_list)
+            self._state_list.append(found)
         return found
 
     # -- union-find ----------------------------------------------------------------

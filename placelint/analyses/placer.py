@@ -34,7 +34,7 @@ import numpy as np
 from ..model.devices import DeviceSet
 from ..model.graph import Graph, Node
 from ..model.ops import IDENTITY, METADATA
-from .colocation_graph import _EMPTY, ColocationGraph
+from .colocation_graph import _EMPTY, ColocationGraph, _State
 from .placer_events import PlacementResult, PlacerEvent, PlacerEventKind, placer_facts
 from .processing_order import ordered, processing_order
 
@@ -83,15 +83,17 @@ class _Placer(ColocationGraph):
         devices = self.devices.devices
         self._table = [d.name for d in devices] + [None]
         slot = {d.name: k for k, d in enumerate(devices)}
-        first_device: dict[int, int] = {}
-        for st in {state[r] for r in leader_roots.tolist()}:
-            found = self.state_devices(st)
-            first_device[st.id] = slot[found[0].name] if found else -1
-        device = np.fromiter((first_device[state[r].id] for r in leader_roots.tolist()),
-                             dtype=np.int64, count=len(leaders))
-        follows = self.follows_input
+        state_ids = np.array([st.id for st in state], dtype=np.int64)[leader_roots]
+        first_device = np.full(len(self._state_list), -1, dtype=np.int64)
+        for k in np.unique(state_ids).tolist():
+            found = self.state_devices(self._state_list[k])
+            if found:
+                first_device[k] = slot[found[0].name]
+        device = first_device[state_ids]
+        follows, following = self.follows_input, _FOLLOWING
         visit = is_gen[leaders] | (device < 0) | np.fromiter(
-            (follows(order[i]) for i in leaders.tolist()), dtype=bool, count=len(leaders))
+            (node.op in following and follows(node) for node in map(order.__getitem__, leaders.tolist())),
+            dtype=bool, count=len(leaders))
         if deferred:
             visit |= np.isin(leader_roots, np.fromiter(deferred, dtype=np.int64))
         if self.failed_roots:
@@ -103,6 +105,7 @@ class _Placer(ColocationGraph):
         at = np.empty(n, dtype=np.int64)
         at[seq] = np.arange(n)
         self._at, self._roots, self._by_root = at.tolist(), roots.tolist(), by_root.tolist()
+        self._pinned: dict[tuple[int, str], _State] = {}
         if deferred:
             source_of: dict[int, int] = {}
             for arg, src in self.pinned_args:
@@ -136,9 +139,13 @@ class _Placer(ColocationGraph):
         then ignored, as across any resource edge)."""
         device = self.placed(src, self._at[i]) if src is not None else None
         if device is not None:
-            spec = self.devices.get(device).spec
             st = self.state[root]
-            self.state[root] = self.intern(spec, spec, spec, st.supported, st.soft)
+            pinned = self._pinned.get((st.id, device))
+            if pinned is None:
+                spec = self.devices.get(device).spec
+                pinned = self._pinned[(st.id, device)] = self.intern(spec, spec, spec,
+                                                                     st.supported, st.soft)
+            self.state[root] = pinned
 
     def place_group(self, node: Node, i: int, root: int, second_pass: bool):
         """The leader ``node`` (position ``i``) of group ``root`` chooses the group's device."""
@@ -198,6 +205,10 @@ class _Placer(ColocationGraph):
         self.colocate_class_groups()
         self.assign()
         return self.result
+
+
+#: ops whose device may follow their input's (placer.cc ``IsMetadata``, ``IsIdentity``)
+_FOLLOWING = METADATA | IDENTITY
 
 
 def _roots(parent: list[int]) -> np.ndarray:
