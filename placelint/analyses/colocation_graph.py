@@ -20,6 +20,7 @@ from ..model.devices import (Device, DeviceSet, DeviceSpec, MergeError, device_t
 from ..model.graph import Graph, Node
 from ..model.ops import FUNCTION_IO
 from ..opdb import get_opdb
+from ..proto import AttrValue
 from .device_candidates import DeviceCandidates, Supported
 from .placer_events import PlacementResult, PlacerEvent, PlacerEventKind, placer_facts
 from .processing_order import ordered
@@ -146,6 +147,8 @@ class ColocationGraph(DeviceCandidates):
         #: (state of the new root, state of the old root) -> the union's state, or the end
         #: of TF's error text when the two cannot merge
         self._unions: dict[tuple[int, int], _State | str] = {}
+        #: (source state, destination state) -> ``_ref_check``
+        self._ref_checks: dict[tuple[int, int], str | None] = {}
         self.result = PlacementResult(devices, soft, {})     # (the devices: ``assign``)
         self.failed_roots: set[int] = set()
         #: positions of the generator nodes (no data inputs, one non-ref output): they are
@@ -331,43 +334,54 @@ class ColocationGraph(DeviceCandidates):
         return self.intern(assigned, resource, requested, supported, soft)
 
     def colocate_ref_edges(self):
-        exempt = self.exempt
+        for si, di, into_body in self.graph.derived("placer.ref_edges", self._ref_edges):
+            if into_body:
+                # into a function body: the call is colocation-exempt; the body is placed
+                # with this _Arg pinned to the source's device (see ``Placer.assign``)
+                self.pinned_args.append((di, si))
+            else:
+                self.colocate_ref_edge(si, di)
+
+    def _ref_edges(self) -> list[tuple[int, int, bool]]:
+        """(source, destination, into a function body's ``_Arg``) of the data edges into a
+        ref- or resource-typed input, and of the DT_VARIANT edges between dataset ops, in
+        processing order; not into a colocation-exempt op."""
+        exempt, idx = self.exempt, self.idx
         nodes = self.graph.nodes
-        for dst_node in self.order:
+        found = []
+        for di, dst_node in enumerate(self.order):
             if dst_node.op in exempt:
                 continue
             for e in dst_node.in_edges:
                 # most edges carry neither a ref nor a variant: skip them on two field reads
-                if (not e.ref and e.dtype != DT_VARIANT) or e.src_slot < 0:
-                    continue
-                src_node = nodes[e.src]
-                if e.dtype == DT_VARIANT:
-                    if not (_is_dataset_op(src_node.op) and _is_dataset_op(dst_node.op)):
+                if e.ref:
+                    if e.src_slot < 0:
                         continue
-                elif not e.ref:
+                elif e.dtype != DT_VARIANT or e.src_slot < 0 or not (
+                        _is_dataset_op(nodes[e.src].op) and _is_dataset_op(dst_node.op)):
                     continue
-                if dst_node.op == "_Arg" and CALL_ARG_ATTR in dst_node.attrs:
-                    # into a function body: the call is colocation-exempt; the body is
-                    # placed with this _Arg pinned to the source's device (see run)
-                    self.pinned_args.append((self.idx[dst_node.name], self.idx[src_node.name]))
-                    continue
-                self.colocate_ref_edge(src_node, dst_node)
+                found.append((idx[e.src], di,
+                              dst_node.op == "_Arg" and CALL_ARG_ATTR in dst_node.attrs))
+        return found
 
-    def colocate_ref_edge(self, src: Node, dst: Node):
-        si, di = self.idx[src.name], self.idx[dst.name]
+    def colocate_ref_edge(self, si: int, di: int):
+        src, dst = self.order[si], self.order[di]
         sr, dr = self.find(si), self.find(di)
         s, d = self.state[sr], self.state[dr]
-        for label, a, b in (("assigned", s.assigned, d.assigned), ("resource", s.resource, d.resource)):
-            if not _compatible(a, b):
-                self.result.errors.append(PlacerEvent(
-                    PlacerEventKind.COLOCATION, dst.name,
-                    "Cannot place the graph because a reference or resource edge connects "
-                    f"colocation groups with incompatible {label} devices: {a} vs {b}. The edge "
-                    f"src node is {src.name} , and the dst node is {dst.name}",
-                    related=[src.name], requested=dst.device))
-                self.failed_roots.update((sr, dr))
-                return
-        if not _compatible(s.requested, d.requested):
+        check = self._ref_checks.get((s.id, d.id))
+        if check is None:
+            check = self._ref_checks[(s.id, d.id)] = _ref_check(s, d)
+        if check is not None and check != "requested":
+            a, b = (s.assigned, d.assigned) if check == "assigned" else (s.resource, d.resource)
+            self.result.errors.append(PlacerEvent(
+                PlacerEventKind.COLOCATION, dst.name,
+                "Cannot place the graph because a reference or resource edge connects "
+                f"colocation groups with incompatible {check} devices: {a} vs {b}. The edge "
+                f"src node is {src.name} , and the dst node is {dst.name}",
+                related=[src.name], requested=dst.device))
+            self.failed_roots.update((sr, dr))
+            return
+        if check == "requested":
             self.result.events.append(PlacerEvent(
                 PlacerEventKind.OVERRIDDEN_DEVICE_REQUEST, dst.name,
                 f"Ignoring device specification {d.requested} for node '{dst.name}' because the "
@@ -424,6 +438,19 @@ class ColocationGraph(DeviceCandidates):
 
 
 
+def _ref_check(s: _State, d: _State) -> str | None:
+    """What ``ColocateResourceAndRefEdges`` finds incompatible between the source's group
+    (state ``s``) and the destination's (``d``): "assigned" or "resource" (an error),
+    "requested" (the destination's request is overridden), or None."""
+    if not _compatible(s.assigned, d.assigned):
+        return "assigned"
+    if not _compatible(s.resource, d.resource):
+        return "resource"
+    if not _compatible(s.requested, d.requested):
+        return "requested"
+    return None
+
+
 def _has_data_input(node: Node) -> bool:
     # a loop that stops at the first data edge (in_edges list data edges first)
     for e in node.in_edges:
@@ -434,22 +461,21 @@ def _has_data_input(node: Node) -> bool:
 
 def _class_groups(graph: Graph) -> tuple[dict[str, tuple[str, ...]], set[str]]:
     """Node -> the group names in its ``_class`` attr (``loc:@NAME`` entries), for the nodes
-    that have some; and every group name they give. Many nodes carry the same attr value (the initializer ops of one
-    variable): each distinct value, by its bytes, is read once."""
-    by_value: dict[bytes, tuple[str, ...]] = {}
-    found: dict[str, tuple[str, ...]] = {}
+    that have the attr; and every group name they give. Many nodes carry the same attr
+    value (the initializer ops of one variable): each distinct value, by its bytes, is
+    read once."""
+    names: list[str] = []
+    values: list[bytes] = []
+    add_name, add_value = names.append, values.append
     for node in graph.nodes.values():
         attrs = node.attrs
-        if "_class" not in attrs:
-            continue
-        value = attrs["_class"]
-        key = value.SerializeToString()
-        groups = by_value.get(key)
-        if groups is None:
-            groups = by_value[key] = tuple(s[5:].decode("utf-8", "replace") for s in value.list.s
-                                           if s[:5] == b"loc:@")
-        if groups:
-            found[node.name] = groups
+        if "_class" in attrs:
+            add_name(node.name)
+            add_value(attrs["_class"].SerializeToString())
+    by_value = {value: tuple(s[5:].decode("utf-8", "replace")
+                             for s in AttrValue.FromString(value).list.s if s[:5] == b"loc:@")
+                for value in set(values)}
+    found = dict(zip(names, map(by_value.__getitem__, values)))
     return found, {group for groups in by_value.values() for group in groups}
 
 
