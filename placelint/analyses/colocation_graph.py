@@ -13,6 +13,8 @@ The candidate devices of a group are ``device_candidates.py``; the assignment ``
 
 from __future__ import annotations
 
+from operator import attrgetter
+
 from ..dtypes import DT_RESOURCE, DT_VARIANT, is_ref
 from ..model.expand import CALL_ARG_ATTR
 from ..model.devices import (Device, DeviceSet, DeviceSpec, MergeError, device_type_priority,
@@ -42,6 +44,12 @@ class _State:
         self.possible: list[Device] | None = None
         self.id = -1
 
+
+#: What ``_generator`` says of a node without data inputs and with one output.
+_GENERATOR, _RESOURCE, _BOTH = "generator", "resource", "both"
+#: The nodes' fields that decide their first state, and their in-edges
+_MEMBER_KEY = attrgetter("op", "op_signature", "device", "soft")
+_IN_EDGES = attrgetter("in_edges")
 
 #: The empty spec, the very object every node without a device request carries.
 _EMPTY = parse_device("")
@@ -190,61 +198,103 @@ class ColocationGraph(DeviceCandidates):
 
     # -- step 1 ----------------------------------------------------------------------
     def initialize_members(self):
-        # Nodes with the same op and attr signature (the op database's memo key) have the
-        # same kernels: their supported types are computed once and the tuple is shared;
-        # nodes with the same supported tuple, device spec and flags share one state.
+        # Nodes with the same op, attr signature (the op database's memo key), requested
+        # device and soft flag start in the same state: it is made once per distinct key.
+        # The nodes of a key that needs a closer look (an unknown op, no kernel, a
+        # malformed device, attrs without a signature) and the nodes without a data input
+        # (generators, resource devices) are then visited one by one, in order.
+        order = self.order
+        keys = list(map(_MEMBER_KEY, order))
+        first = dict(zip(reversed(keys), reversed(order)))     # key -> its first node
         kernels: dict[tuple, tuple] = {}
-        states: dict[tuple, _State] = {}
-        state = self.state
-        generators = self.generators
-        unknown_ops = self.result.unknown_ops
-        invalid = self.graph.invalid_nodes
-        everywhere = tuple((t, 0) for t in self.device_types)
-        intern = self.intern
-        for i, node in enumerate(self.order):
-            op = node.op
-            signature = node.op_signature
-            if signature is None:
-                signature = self._signature(node)
-            key = (op, signature)
-            hit = kernels.get(key)
-            if hit is None:
-                hit = kernels[key] = self._kernel_types(node, signature)
-            info, supported = hit
-            if info is None:
-                unknown_ops.setdefault(op, []).append(node.name)
-            elif not supported and node.name in invalid:
-                # TF refuses the node at import (PL007: e.g. a missing T); placed as a node
-                # supported everywhere, not reported again as "No OpKernel ... attrs: []"
-                supported = everywhere
-            # Generators: no data inputs, one output. A ref or DT_RESOURCE one keeps its
-            # requested device as a resource device; any other waits for the second pass.
-            resource_generator = False
-            ins = node.in_edges     # (data edges first: the first one usually decides)
-            if (not ins or ins[0].src_slot < 0) and not _has_data_input(node) \
-                    and self._num_outputs(node, info) == 1:
-                t = node.output_dtypes[0] if node.output_dtypes else None
-                if t is None or not is_ref(t):
-                    generators.append(i)
-                resource_generator = t is not None and (is_ref(t) or t == DT_RESOURCE)
+        base: dict[tuple, _State | None] = {}
+        infos: dict[tuple, object] = {}
+        for key, node in first.items():
+            op, signature, _, soft = key
             spec = node.spec
-            if not supported:
-                self._fail_init(node, i, PlacerEventKind.NO_KERNEL,
-                                self._no_kernel_message(node))
-                spec = _EMPTY
-            elif spec is None:
-                self._fail_init(node, i, PlacerEventKind.MALFORMED,
-                                f"Malformed device specification '{node.device}' in node: "
-                                f"{{name:'{node.name}' op:'{op}'}}")
-                spec = _EMPTY
-            key = (id(supported), id(spec), resource_generator, node.soft)
-            st = states.get(key)
+            if spec is None or (signature is None and self.opdb.op(op) is not None):
+                base[key] = None
+                continue
+            info, supported = self._kernels(kernels, node, signature)
+            if info is None or not supported:
+                base[key] = None
+                continue
+            infos[key] = info
+            base[key] = self.intern(_EMPTY, _EMPTY, _EMPTY if spec.is_empty else spec,
+                                    supported, soft)
+        self.state = state = list(map(base.__getitem__, keys))
+        generators: list[int] = []
+        resource_states: dict[int, _State] = {}
+        for i, ins in enumerate(map(_IN_EDGES, order)):
+            if ins and ins[0].src_slot >= 0:    # (data edges first: the usual answer)
+                continue
+            st = state[i]
             if st is None:
-                if spec.is_empty:
-                    spec = _EMPTY
-                st = states[key] = intern(_EMPTY, spec if resource_generator else _EMPTY, spec,
-                                          supported, node.soft)
-            state.append(st)
+                continue
+            node = order[i]
+            kind = self._generator(node, infos[keys[i]])
+            if kind:
+                if kind != _RESOURCE:
+                    generators.append(i)
+                if kind != _GENERATOR and st.requested is not _EMPTY:
+                    found = resource_states.get(st.id)
+                    if found is None:
+                        found = resource_states[st.id] = self.intern(
+                            _EMPTY, st.requested, st.requested, st.supported, st.soft)
+                    state[i] = found
+        looked_at = [i for i, st in enumerate(state) if st is None]
+        for i in looked_at:
+            if self._member(order[i], i, kernels):
+                generators.append(i)
+        self.generators = sorted(generators) if looked_at else generators
+
+    def _kernels(self, kernels: dict, node: Node, signature: tuple | None):
+        key = (node.op, signature)
+        hit = kernels.get(key)
+        if hit is None:
+            hit = kernels[key] = self._kernel_types(node, signature)
+        return hit
+
+    def _generator(self, node: Node, info) -> str | None:
+        """Generators: no data inputs, one output. A ref or DT_RESOURCE one keeps its
+        requested device as a resource device (``_RESOURCE``); any other waits for the
+        second pass (``_GENERATOR``); a ref one does both (``_BOTH``)."""
+        if _has_data_input(node) or self._num_outputs(node, info) != 1:
+            return None
+        t = node.output_dtypes[0] if node.output_dtypes else None
+        if t is None or not is_ref(t):
+            return _BOTH if t == DT_RESOURCE else _GENERATOR
+        return _RESOURCE
+
+    def _member(self, node: Node, i: int, kernels: dict) -> bool:
+        """The state of a node that needs a closer look, its errors and unknown op; True
+        when it is a generator."""
+        op = node.op
+        signature = node.op_signature
+        if signature is None:
+            signature = self._signature(node)
+        info, supported = self._kernels(kernels, node, signature)
+        if info is None:
+            self.result.unknown_ops.setdefault(op, []).append(node.name)
+        elif not supported and node.name in self.graph.invalid_nodes:
+            # TF refuses the node at import (PL007: e.g. a missing T); placed as a node
+            # supported everywhere, not reported again as "No OpKernel ... attrs: []"
+            supported = tuple((t, 0) for t in self.device_types)
+        kind = self._generator(node, info)
+        spec = node.spec
+        if not supported:
+            self._fail_init(node, i, PlacerEventKind.NO_KERNEL, self._no_kernel_message(node))
+            spec = _EMPTY
+        elif spec is None:
+            self._fail_init(node, i, PlacerEventKind.MALFORMED,
+                            f"Malformed device specification '{node.device}' in node: "
+                            f"{{name:'{node.name}' op:'{op}'}}")
+            spec = _EMPTY
+        elif spec.is_empty:
+            spec = _EMPTY
+        self.state[i] = self.intern(_EMPTY, spec if kind in (_RESOURCE, _BOTH) else _EMPTY,
+                                    spec, supported, node.soft)
+        return kind in (_GENERATOR, _BOTH)
 
     def _signature(self, node: Node) -> tuple | None:
         """The op database's attr signature of a node the builder did not annotate."""
