@@ -17,33 +17,15 @@ from operator import attrgetter
 
 from ..dtypes import DT_RESOURCE, DT_VARIANT, is_ref
 from ..model.expand import CALL_ARG_ATTR
-from ..model.devices import (Device, DeviceSet, DeviceSpec, MergeError, device_type_priority,
-                             parse_device)
+from ..model.devices import Device, DeviceSet, DeviceSpec, MergeError
 from ..model.graph import Graph, Node
 from ..model.ops import FUNCTION_IO
 from ..opdb import get_opdb
 from ..proto import AttrValue
 from .device_candidates import DeviceCandidates, Supported
+from .group_state import EMPTY, State, ensure, merge_specs, merge_supported, ref_check
 from .placer_events import PlacementResult, PlacerEvent, PlacerEventKind, placer_facts
 from .processing_order import ordered
-
-class _State:
-    """A colocation group's device specs, supported types and soft flag (TF's ``Member``
-    fields), interned: groups share one object per distinct value, and the union of two
-    groups, their candidate devices and a pinning are looked up per distinct state."""
-
-    __slots__ = ("assigned", "resource", "requested", "supported", "soft", "possible", "id")
-
-    def __init__(self, assigned, resource, requested, supported: Supported, soft: bool):
-        self.assigned = assigned
-        self.resource = resource
-        self.requested = requested
-        self.supported = supported
-        self.soft = soft        # soft-placed (a node of a function body under config_proto)
-        #: the candidate devices (``DeviceCandidates.devices_for``), once asked
-        self.possible: list[Device] | None = None
-        self.id = -1
-
 
 #: What ``_generator`` says of a node without data inputs and with one output.
 _GENERATOR, _RESOURCE, _BOTH = "generator", "resource", "both"
@@ -51,90 +33,9 @@ _GENERATOR, _RESOURCE, _BOTH = "generator", "resource", "both"
 _MEMBER_KEY = attrgetter("op", "op_signature", "device", "soft")
 _IN_EDGES = attrgetter("in_edges")
 
-#: The empty spec, the very object every node without a device request carries.
-_EMPTY = parse_device("")
-
-
-def _merge(a: DeviceSpec, b: DeviceSpec, soft: bool = False) -> DeviceSpec:
-    """``a.merge(b, soft)`` (TF's ``MergeDevNames``), returning a side as it is when the
-    other adds nothing."""
-    if b is _EMPTY or b is a:
-        return a
-    if a is _EMPTY:
-        return b
-    if a == b:
-        return a
-    return a.merge(b, soft)
-
-
-def _compatible(a: DeviceSpec, b: DeviceSpec) -> bool:
-    """TF's ``AreCompatibleDevNames``."""
-    if a is b or a is _EMPTY or b is _EMPTY:
-        return True
-    for x, y in ((a.job, b.job), (a.replica, b.replica), (a.task, b.task), (a.type, b.type),
-                 (a.id, b.id)):
-        if x is not None and y is not None and x != y:
-            return False
-    return True
-
-
-def _merge_specs(new: _State, old: _State, soft: bool
-                 ) -> tuple[DeviceSpec, DeviceSpec, DeviceSpec]:
-    """The assigned, resource and requested specs of the union of two members
-    (``Member::Merge``); raises ``MergeError``. A member's requested spec already has its
-    assigned and resource fields ensured (every update of it does so), so a member whose
-    three specs are empty adds nothing and the other's specs are the union's."""
-    if old.requested is _EMPTY and old.assigned is _EMPTY and old.resource is _EMPTY:
-        return new.assigned, new.resource, new.requested
-    if new.requested is _EMPTY and new.assigned is _EMPTY and new.resource is _EMPTY:
-        return old.assigned, old.resource, old.requested
-    assigned = _merge(new.assigned, old.assigned)
-    resource = _merge(new.resource, old.resource)
-    requested = _merge(new.requested, old.requested, soft)
-    return assigned, resource, _ensure(_ensure(requested, assigned), resource)
-
-
-def _ensure(more: DeviceSpec, less: DeviceSpec) -> DeviceSpec:
-    """TF's ``EnsureSpecification(more, less)``: fields set in ``less`` are copied over."""
-    if less is _EMPTY or less is more or less == _EMPTY:
-        return more
-    return DeviceSpec(less.job if less.job is not None else more.job,
-                      less.replica if less.replica is not None else more.replica,
-                      less.task if less.task is not None else more.task,
-                      less.type if less.type is not None else more.type,
-                      less.id if less.id is not None else more.id)
-
-
-def _sort_types(types: list[tuple[str, int]]) -> Supported:
-    """``SortPrioritizedDeviceTypeVector``: kernel priority, then device-type priority."""
-    return tuple(sorted(types, key=lambda t: (-t[1], -device_type_priority(t[0]), t[0])))
-
-
-def _merge_supported(a: Supported, b: Supported) -> Supported | None:
-    """``Member::MergeSupportedDevices``: intersection, keeping the prioritised side's order."""
-    b_map = dict(b)
-    target = [(t, p) for t, p in a if t in b_map]
-    other = [(t, b_map[t]) for t, _ in target]
-    target, other = _sort_types(target), _sort_types(other)
-    t_prio = any(p for _, p in target)
-    o_prio = any(p for _, p in other)
-    if not t_prio and not o_prio:
-        result = target
-    elif t_prio and not o_prio:
-        result = target
-    elif o_prio and not t_prio:
-        result = other
-    elif [t for t, _ in target] == [t for t, _ in other]:
-        result = target
-    else:
-        result = _sort_types([(t, 0) for t, _ in target])
-    return result or None
-
-
-
 class ColocationGraph(DeviceCandidates):
     """The union-find of the nodes (flat lists by processing position) with each group's
-    interned ``_State``, and the colocation passes."""
+    interned ``State``, and the colocation passes."""
 
     def __init__(self, graph: Graph, devices: DeviceSet, soft: bool):
         self.graph = graph
@@ -149,13 +50,13 @@ class ColocationGraph(DeviceCandidates):
         self.parent = list(range(n))
         self.rank = [0] * n
         #: each node's state; a root's is its group's
-        self.state: list[_State] = []
-        self._states: dict[tuple, _State] = {}
-        self._state_list: list[_State] = []     # by id
+        self.state: list[State] = []
+        self._states: dict[tuple, State] = {}
+        self._state_list: list[State] = []     # by id
         #: (state of the new root, state of the old root) -> the union's state, or the end
         #: of TF's error text when the two cannot merge
-        self._unions: dict[tuple[int, int], _State | str] = {}
-        #: (source state, destination state) -> ``_ref_check``
+        self._unions: dict[tuple[int, int], State | str] = {}
+        #: (source state, destination state) -> ``ref_check``
         self._ref_checks: dict[tuple[int, int], str | None] = {}
         self.result = PlacementResult(devices, soft, {})     # (the devices: ``assign``)
         self.failed_roots: set[int] = set()
@@ -175,11 +76,11 @@ class ColocationGraph(DeviceCandidates):
         self.deferred: set[int] = set()
 
     def intern(self, assigned: DeviceSpec, resource: DeviceSpec, requested: DeviceSpec,
-               supported: Supported, soft: bool) -> _State:
+               supported: Supported, soft: bool) -> State:
         key = (assigned, resource, requested, supported, soft)
         found = self._states.get(key)
         if found is None:
-            found = self._states[key] = _State(*key)
+            found = self._states[key] = State(*key)
             found.id = len(self._state_list)
             self._state_list.append(found)
         return found
@@ -207,7 +108,7 @@ class ColocationGraph(DeviceCandidates):
         keys = list(map(_MEMBER_KEY, order))
         first = dict(zip(reversed(keys), reversed(order)))     # key -> its first node
         kernels: dict[tuple, tuple] = {}
-        base: dict[tuple, _State | None] = {}
+        base: dict[tuple, State | None] = {}
         infos: dict[tuple, object] = {}
         for key, node in first.items():
             op, signature, _, soft = key
@@ -220,11 +121,11 @@ class ColocationGraph(DeviceCandidates):
                 base[key] = None
                 continue
             infos[key] = info
-            base[key] = self.intern(_EMPTY, _EMPTY, _EMPTY if spec.is_empty else spec,
+            base[key] = self.intern(EMPTY, EMPTY, EMPTY if spec.is_empty else spec,
                                     supported, soft)
         self.state = state = list(map(base.__getitem__, keys))
         generators: list[int] = []
-        resource_states: dict[int, _State] = {}
+        resource_states: dict[int, State] = {}
         for i, ins in enumerate(map(_IN_EDGES, order)):
             if ins and ins[0].src_slot >= 0:    # (data edges first: the usual answer)
                 continue
@@ -236,11 +137,11 @@ class ColocationGraph(DeviceCandidates):
             if kind:
                 if kind != _RESOURCE:
                     generators.append(i)
-                if kind != _GENERATOR and st.requested is not _EMPTY:
+                if kind != _GENERATOR and st.requested is not EMPTY:
                     found = resource_states.get(st.id)
                     if found is None:
                         found = resource_states[st.id] = self.intern(
-                            _EMPTY, st.requested, st.requested, st.supported, st.soft)
+                            EMPTY, st.requested, st.requested, st.supported, st.soft)
                     state[i] = found
         looked_at = [i for i, st in enumerate(state) if st is None]
         for i in looked_at:
@@ -284,15 +185,15 @@ class ColocationGraph(DeviceCandidates):
         spec = node.spec
         if not supported:
             self._fail_init(node, i, PlacerEventKind.NO_KERNEL, self._no_kernel_message(node))
-            spec = _EMPTY
+            spec = EMPTY
         elif spec is None:
             self._fail_init(node, i, PlacerEventKind.MALFORMED,
                             f"Malformed device specification '{node.device}' in node: "
                             f"{{name:'{node.name}' op:'{op}'}}")
-            spec = _EMPTY
+            spec = EMPTY
         elif spec.is_empty:
-            spec = _EMPTY
-        self.state[i] = self.intern(_EMPTY, spec if kind in (_RESOURCE, _BOTH) else _EMPTY,
+            spec = EMPTY
+        self.state[i] = self.intern(EMPTY, spec if kind in (_RESOURCE, _BOTH) else EMPTY,
                                     spec, supported, node.soft)
         return kind in (_GENERATOR, _BOTH)
 
@@ -369,15 +270,15 @@ class ColocationGraph(DeviceCandidates):
             self.failed_roots.add(new_r)
         return None
 
-    def _union(self, new: _State, old: _State) -> _State | str:
+    def _union(self, new: State, old: State) -> State | str:
         """``Member::Merge`` of two groups' states: the union's state, or what follows the
         two node names in TF's error text."""
         soft = new.soft and old.soft
         try:
-            assigned, resource, requested = _merge_specs(new, old, self.soft or soft)
+            assigned, resource, requested = merge_specs(new, old, self.soft or soft)
         except MergeError as exc:
             return f": {exc}"
-        supported = _merge_supported(new.supported, old.supported)
+        supported = merge_supported(new.supported, old.supported)
         if supported is None:
             return (" because no device type supports both of those nodes and the other "
                     "nodes colocated with them.")
@@ -420,7 +321,7 @@ class ColocationGraph(DeviceCandidates):
         s, d = self.state[sr], self.state[dr]
         check = self._ref_checks.get((s.id, d.id))
         if check is None:
-            check = self._ref_checks[(s.id, d.id)] = _ref_check(s, d)
+            check = self._ref_checks[(s.id, d.id)] = ref_check(s, d)
         if check is not None and check != "requested":
             a, b = (s.assigned, d.assigned) if check == "assigned" else (s.resource, d.resource)
             self.result.errors.append(PlacerEvent(
@@ -440,7 +341,7 @@ class ColocationGraph(DeviceCandidates):
                 related=[src.name], requested=str(d.requested),
                 detail={"source_device": str(s.requested)}))
             self.state[dr] = self.intern(d.assigned, d.resource,
-                                         _ensure(_ensure(s.requested, d.assigned), d.resource),
+                                         ensure(ensure(s.requested, d.assigned), d.resource),
                                          d.supported, d.soft)
         err = self.colocate(si, di)
         if err is not None:
@@ -486,19 +387,6 @@ class ColocationGraph(DeviceCandidates):
                         requested=node.device))
                     self.failed_roots.update((self.find(i), self.find(root)))
 
-
-
-def _ref_check(s: _State, d: _State) -> str | None:
-    """What ``ColocateResourceAndRefEdges`` finds incompatible between the source's group
-    (state ``s``) and the destination's (``d``): "assigned" or "resource" (an error),
-    "requested" (the destination's request is overridden), or None."""
-    if not _compatible(s.assigned, d.assigned):
-        return "assigned"
-    if not _compatible(s.resource, d.resource):
-        return "resource"
-    if not _compatible(s.requested, d.requested):
-        return "requested"
-    return None
 
 
 def _has_data_input(node: Node) -> bool:

@@ -11,7 +11,7 @@ from ..model.graph import Node
 from .placer_events import PlacerEvent, PlacerEventKind
 
 if TYPE_CHECKING:
-    from .colocation_graph import _State
+    from .group_state import State
 
 #: A group's supported device types with their kernel priorities, TF's order.
 Supported = tuple[tuple[str, int], ...]
@@ -36,7 +36,7 @@ class DeviceCandidates:
                                        not d.local, d.name))
         return found
 
-    def devices_for(self, node: Node, m: _State) -> tuple[list[Device] | None, PlacerEvent | None]:
+    def devices_for(self, node: Node, m: State) -> tuple[list[Device] | None, PlacerEvent | None]:
         """The candidate devices of group ``m`` (``node``'s), or the error TF gives."""
         devices = self.state_devices(m)
         if devices:
@@ -48,7 +48,7 @@ class DeviceCandidates:
                 f"operation: Operation was {node.op}", requested=node.device)
         return None, self.no_device_error(node, m)
 
-    def state_devices(self, m: _State) -> list[Device]:
+    def state_devices(self, m: State) -> list[Device]:
         """The candidate devices of a group in state ``m`` (empty: TF fails on it), kept
         on the interned state: every group in that state has the same."""
         devices = m.possible
@@ -60,7 +60,7 @@ class DeviceCandidates:
             m.possible = devices
         return devices
 
-    def soft_candidates(self, m: _State) -> list[Device]:
+    def soft_candidates(self, m: State) -> list[Device]:
         keep_type = m.assigned.type is not None or m.resource.type is not None
         keep_id = m.assigned.id is not None or m.resource.id is not None
         spec = m.requested
@@ -74,7 +74,7 @@ class DeviceCandidates:
                             spec.id if m.assigned.id is not None else None)
         return self.candidates(softer, m.supported)
 
-    def no_device_error(self, node: Node, m: _State) -> PlacerEvent:
+    def no_device_error(self, node: Node, m: State) -> PlacerEvent:
         spec = node.spec
         all_names = ", ".join(sorted(self.devices.names))
         if spec is not None and spec == m.requested:

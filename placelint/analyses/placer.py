@@ -34,7 +34,8 @@ import numpy as np
 from ..model.devices import DeviceSet
 from ..model.graph import Graph, Node
 from ..model.ops import IDENTITY, METADATA
-from .colocation_graph import _EMPTY, ColocationGraph, _State
+from .colocation_graph import ColocationGraph
+from .group_state import State
 from .placer_events import PlacementResult, PlacerEvent, PlacerEventKind, placer_facts
 from .processing_order import ordered, processing_order
 
@@ -105,7 +106,7 @@ class _Placer(ColocationGraph):
         at = np.empty(n, dtype=np.int64)
         at[seq] = np.arange(n)
         self._at, self._roots, self._by_root = at.tolist(), roots.tolist(), by_root.tolist()
-        self._pinned: dict[tuple[int, str], _State] = {}
+        self._pinned: dict[tuple[int, str], State] = {}
         if deferred:
             source_of: dict[int, int] = {}
             for arg, src in self.pinned_args:
