@@ -353,40 +353,44 @@ class ColocationGraph(DeviceCandidates):
             self.failed_roots.update((self.find(si), self.find(di)))
 
     def colocate_class_groups(self):
-        classes, named = self.graph.derived("placer.class_groups",
-                                            lambda: _class_groups(self.graph))
-        if not classes:
-            return      # every node alone in the group of its own name: nothing to join
-        # Only the nodes with a ``_class`` and the nodes a ``_class`` names take part: any
-        # other node is alone in the group of its own name, which no node asks for.
-        idx = self.idx
-        taking_part = sorted([idx[name] for name in classes] +
-                             [idx[name] for name in named if name in idx and name not in classes])
-        order = self.order
         roots: dict[str, int] = {}
-        for i in taking_part:
-            node = order[i]
-            for group in (*classes.get(node.name, ()), node.name):
-                root = roots.setdefault(group, i)
-                if root == i:
-                    continue
-                err = self.colocate(i, root)
-                if err is None:
-                    continue
-                related = [self.order[root].name]
-                if self.soft or (node.soft and self.order[root].soft):
-                    self.result.events.append(PlacerEvent(
-                        PlacerEventKind.IGNORED_COLOCATION, node.name,
-                        f"Ignoring request to colocate node '{node.name}' with nodes in "
-                        f"colocation group '{group}' because soft placement is on and an attempt "
-                        f"at doing so resulted in the following error: {err}",
-                        related=related, requested=node.device))
-                else:
-                    self.result.errors.append(PlacerEvent(
-                        PlacerEventKind.COLOCATION, node.name, err, related=related,
-                        requested=node.device))
-                    self.failed_roots.update((self.find(i), self.find(root)))
+        setdefault, colocate = roots.setdefault, self.colocate
+        for i, groups in self.graph.derived("placer.class_joins", lambda: _class_joins(self.graph)):
+            for group in groups:
+                root = setdefault(group, i)
+                if root != i:
+                    err = colocate(i, root)
+                    if err is not None:
+                        self._class_join_failed(i, group, root, err)
 
+    def _class_join_failed(self, i: int, group: str, root: int, err: str):
+        node, related = self.order[i], [self.order[root].name]
+        if self.soft or (node.soft and self.order[root].soft):
+            self.result.events.append(PlacerEvent(
+                PlacerEventKind.IGNORED_COLOCATION, node.name,
+                f"Ignoring request to colocate node '{node.name}' with nodes in "
+                f"colocation group '{group}' because soft placement is on and an attempt "
+                f"at doing so resulted in the following error: {err}",
+                related=related, requested=node.device))
+        else:
+            self.result.errors.append(PlacerEvent(
+                PlacerEventKind.COLOCATION, node.name, err, related=related,
+                requested=node.device))
+            self.failed_roots.update((self.find(i), self.find(root)))
+
+
+def _class_joins(graph: Graph) -> list[tuple[int, tuple[str, ...]]]:
+    """``ColocateAllNodes``'s visits, in processing order: (position, the groups the node
+    joins: its ``_class`` names, then its own name). Only the nodes with a ``_class`` and
+    the nodes a ``_class`` names take part: any other node is alone in the group of its
+    own name, which no node asks for."""
+    classes, named = _class_groups(graph)
+    if not classes:
+        return []
+    order, idx = ordered(graph)
+    taking_part = sorted([idx[name] for name in classes] +
+                         [idx[name] for name in named if name in idx and name not in classes])
+    return [(i, (*classes.get(order[i].name, ()), order[i].name)) for i in taking_part]
 
 
 def _has_data_input(node: Node) -> bool:
