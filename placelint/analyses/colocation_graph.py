@@ -387,10 +387,11 @@ def _class_joins(graph: Graph) -> list[tuple[int, tuple[str, ...]]]:
     classes, named = _class_groups(graph)
     if not classes:
         return []
-    order, idx = ordered(graph)
-    taking_part = sorted([idx[name] for name in classes] +
-                         [idx[name] for name in named if name in idx and name not in classes])
-    return [(i, (*classes.get(order[i].name, ()), order[i].name)) for i in taking_part]
+    idx = ordered(graph)[1]
+    joins = [(idx[name], (*groups, name)) for name, groups in classes.items()]
+    joins += [(idx[name], (name,)) for name in named if name in idx and name not in classes]
+    joins.sort()        # (positions are distinct: the sort compares them only)
+    return joins
 
 
 def _has_data_input(node: Node) -> bool:
