@@ -104,7 +104,7 @@ class Context:
         if self.allow_soft_placement:
             return self.placement
         from .analyses.placer import place
-        return place(self.graph, self.devices, allow_soft_placement=True)
+        return place(self.graph, self.devices, allow_soft_placement=True, like=self.placement)
 
     @cached_property
     def node_order(self) -> dict[str, int]:

@@ -74,6 +74,8 @@ class ColocationGraph(DeviceCandidates):
         #: the rest, pinned to the source's device (multi-device function instantiation)
         self.pinned_args: list[tuple[int, int]] = []
         self.deferred: set[int] = set()
+        #: unions that failed (under soft placement some would not)
+        self.union_failures = 0
 
     def intern(self, assigned: DeviceSpec, resource: DeviceSpec, requested: DeviceSpec,
                supported: Supported, soft: bool) -> State:
@@ -259,6 +261,7 @@ class ColocationGraph(DeviceCandidates):
         if merged is None:
             merged = self._unions[(new.id, old.id)] = self._union(new, old)
         if merged.__class__ is str:
+            self.union_failures += 1
             return (f"Cannot colocate nodes {{{{colocation_node {self.order[xi].name}}}}} and "
                     f"{{{{colocation_node {self.order[yi].name}}}}}{merged}")
         state[new_r] = merged

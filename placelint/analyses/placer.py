@@ -29,6 +29,8 @@ IsIdentity, IsMerge) are ``model/ops.py``.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 
 from ..model.devices import DeviceSet
@@ -195,17 +197,60 @@ class _Placer(ColocationGraph):
         consumer_request = nodes[node.out_edges[0].dst].device if node.out_edges else ""
         return nodes[node.in_edges[0].src].device == consumer_request
 
-    def run(self) -> PlacementResult:
+    def run(self, like: PlacementResult | None = None) -> PlacementResult:
         if not self.devices.devices:
             self.result.device = dict.fromkeys(self.idx)
             self.result.errors.append(PlacerEvent(PlacerEventKind.UNKNOWN_DEVICE, "",
                                                   "No devices are registered"))
             return self.result
-        self.initialize_members()
-        self.colocate_ref_edges()
-        self.colocate_class_groups()
+        kept = like._colocation if like is not None else None
+        if kept is not None and kept.graph is self.graph and kept.devices is self.devices:
+            self.restore(kept)
+        else:
+            self.initialize_members()
+            self.colocate_ref_edges()
+            self.colocate_class_groups()
+            if not self.soft and not self.union_failures:
+                self.result._colocation = self.keep()
         self.assign()
         return self.result
+
+    # Soft placement changes the colocation graph only where a union fails without it
+    # (a conflicting request is then merged softly, a failing ``_class`` ignored): after
+    # a placement in which every union succeeded, the soft placement of the same graph
+    # starts from its groups and only assigns again.
+    def keep(self) -> "_Colocation":
+        r = self.result
+        return _Colocation(self.graph, self.devices, list(self.parent), list(self.state),
+                           list(self.joined), set(self.failed_roots), list(self.generators),
+                           list(self.pinned_args), list(r.errors), list(r.events),
+                           {op: list(nodes) for op, nodes in r.unknown_ops.items()})
+
+    def restore(self, kept: "_Colocation"):
+        again = {st: self.intern(st.assigned, st.resource, st.requested, st.supported, st.soft)
+                 for st in set(kept.state)}     # (fresh states: candidates depend on soft)
+        self.state = list(map(again.__getitem__, kept.state))
+        self.parent, self.joined = list(kept.parent), list(kept.joined)
+        self.failed_roots, self.generators = set(kept.failed_roots), list(kept.generators)
+        self.pinned_args = list(kept.pinned_args)
+        r = self.result
+        r.errors, r.events = list(kept.errors), list(kept.events)
+        r.unknown_ops = {op: list(nodes) for op, nodes in kept.unknown_ops.items()}
+
+
+class _Colocation(NamedTuple):
+    """The colocation graph of a placement, before assignment (``_Placer.keep``)."""
+    graph: Graph
+    devices: DeviceSet
+    parent: list[int]
+    state: list[State]
+    joined: list[int]
+    failed_roots: set[int]
+    generators: list[int]
+    pinned_args: list[tuple[int, int]]
+    errors: list[PlacerEvent]
+    events: list[PlacerEvent]
+    unknown_ops: dict[str, list[str]]
 
 
 #: ops whose device may follow their input's (placer.cc ``IsMetadata``, ``IsIdentity``)
@@ -222,6 +267,9 @@ def _roots(parent: list[int]) -> np.ndarray:
         p = pp
 
 
-def place(graph: Graph, devices: DeviceSet, *, allow_soft_placement: bool = False) -> PlacementResult:
-    """Predict TF's placement of every node of ``graph`` on ``devices``."""
-    return _Placer(graph, devices, allow_soft_placement).run()
+def place(graph: Graph, devices: DeviceSet, *, allow_soft_placement: bool = False,
+          like: PlacementResult | None = None) -> PlacementResult:
+    """Predict TF's placement of every node of ``graph`` on ``devices``. ``like``: a
+    placement of the same graph on the same devices without soft placement, whose
+    colocation groups a soft placement may start from."""
+    return _Placer(graph, devices, allow_soft_placement).run(like)

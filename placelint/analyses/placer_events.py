@@ -58,6 +58,9 @@ class PlacementResult:
     #: group root -> its nodes, made at the first ``members`` call (after placement)
     _by_root: dict[str, list[str]] | None = field(default=None, init=False, repr=False,
                                                   compare=False)
+    #: the colocation graph before assignment, for a soft placement of the same graph to
+    #: start from (``placer.place(..., like=)``); None when a union failed
+    _colocation: object = field(default=None, init=False, repr=False, compare=False)
 
     @property
     def ok(self) -> bool:
