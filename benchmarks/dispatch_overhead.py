@@ -21,7 +21,11 @@ this machine, at inter_op = intra_op = 1, Grappler off:
   (``--ops`` iterations over 10) over the lowered ops per iteration (counted in one
   FULL_TRACE step), i.e. one inline control op of a loop frame; ``loop_op_traced_us`` the
   same under FULL_TRACE (the step stats' own cost, which slows the hand-out of
-  iterations that a trace measures);
+  iterations that a trace measures); ``loop_op_profiled_us`` the same while TF's
+  profiler records at ``host_tracer_level=2`` (what ``tests/parallel_corpus.py``
+  ``measure_in_flight`` uses: only kernels the executor counts as expensive are traced;
+  what remains per control op is the executor's per-iteration ``ExecutorState::Process``
+  event);
 * ``cycles_per_us``: the Eigen cost-model cycles (``placelint.analyses.intra_op``) of one
   16384-float Tanh over its measured time, which converts the figures above to the
   cost model's units. Each figure is a median over ``--runs`` steps.
@@ -85,6 +89,22 @@ def _loop_ops(tf, n: int, runs: int) -> dict:
                 ops = sum(len(d.node_stats) for d in meta.step_stats.dev_stats)
         return statistics.median(times), ops
 
+    def profiled(graph, fetch):
+        import tempfile
+        options = tf.profiler.experimental.ProfilerOptions(host_tracer_level=2, python_tracer_level=0,
+                                                           device_tracer_level=0)
+        with _session(tf, graph) as sess, tempfile.TemporaryDirectory() as logdir:
+            for _ in range(20):
+                sess.run(fetch)
+            tf.profiler.experimental.start(logdir, options=options)
+            times = []
+            for _ in range(runs):
+                t = time.perf_counter()
+                sess.run(fetch)
+                times.append((time.perf_counter() - t) * 1e6)
+            tf.profiler.experimental.stop()
+        return statistics.median(times)
+
     few, many = loop(10), loop(n)
     t_few, ops_few = traced(*few)
     t_many, ops_many = traced(*many)
@@ -92,7 +112,8 @@ def _loop_ops(tf, n: int, runs: int) -> dict:
     untraced = (_time(tf, *many, runs) - _time(tf, *few, runs)) / (n - 10)
     return {"loop_ops_per_iteration": per_iteration,
             "loop_op_us": untraced / per_iteration,
-            "loop_op_traced_us": (t_many - t_few) / (n - 10) / per_iteration}
+            "loop_op_traced_us": (t_many - t_few) / (n - 10) / per_iteration,
+            "loop_op_profiled_us": (profiled(*many) - profiled(*few)) / (n - 10) / per_iteration}
 
 
 def measure(n: int, runs: int) -> dict:

@@ -1,4 +1,4 @@
-"""Judge placelint's parallelism figures by TensorFlow's own step stats (not run in CI).
+"""Judge placelint's parallelism figures by TensorFlow's own traces and timings (not run in CI).
 
     .venv/bin/python benchmarks/threads_vs_trace.py [--cores 2] [--runs 30] [--rounds 3]
         [--graphs branches_uneven,chain,...] [--max-load 0.35] [--nice -10]
@@ -10,9 +10,15 @@ model) the script
 
 * asks placelint (no TensorFlow involved) for the useful width and its recommended
   (inter_op, intra_op) for ``--cores`` cores;
-* measures with ``RunOptions(trace_level=FULL_TRACE)`` at inter_op = 8 the largest number
-  of expensive kernels in flight (kernels whose median duration is at least the executor's
-  inline threshold, ~3.1 us; any run's peak);
+* measures at inter_op = 8 the largest number of expensive kernels in flight (handed
+  out and not finished) and running at once, in any of ``--runs`` steps recorded by
+  TensorFlow's profiler at ``host_tracer_level=2`` after ``parallel_corpus.WARMUP``
+  untraced steps: the executor traces a kernel at level 2 only when its own
+  ``IsExpensive`` holds, so the expensive kernels are TF's own and the inline control ops
+  (a lowered loop's hand-out of iterations) run untraced
+  (``parallel_corpus.measure_in_flight``; ``dispatch_overhead.py`` ``loop_op_profiled_us``
+  measures what the profiler costs them). The per-step peaks are printed too: on a
+  2-core machine they vary from step to step with the OS's scheduling of the threads;
 * times ``Session.run`` at inter_op 1, 2, 4 x intra_op 1, 2, each setting in a fresh
   process (TF's pools are fixed per process), in ``--rounds`` interleaved rounds of
   ``--runs`` steps, Grappler off. The machine is shared: before each timing the script
@@ -91,7 +97,7 @@ def child(args) -> int:
     if job["what"] == "build":
         out = {name: pc.build(name, job["dir"]) for name in job["names"]}
     elif job["what"] == "trace":
-        out = pc.measure_in_flight(spec, inter=8)
+        out = pc.measure_in_flight(spec, inter=8, runs=args.runs)
     else:
         out = pc.time_step(spec, job["inter"], job["intra"], args.runs)
     print(json.dumps(out))
@@ -143,6 +149,7 @@ def main(argv=None) -> int:
         report = predict(spec["path"], args.cores)
         rec = report.recommendation
         pick = (rec.inter_op, rec.intra_op)
+        trace_busy = wait_idle(args.wait_idle, args.max_load)
         trace = run_child({"what": "trace", "spec": spec}, args.runs, args.nice)
         rounds: dict[tuple[int, int], list[tuple[float, float, float]]] = {s: [] for s in SETTINGS}
         if pick not in rounds:
@@ -167,6 +174,9 @@ def main(argv=None) -> int:
         loads = [load for v in rounds.values() for _, _, load in v]
         row = {"graph": name, "width": report.width, "useful_width": report.useful_width,
                "in_flight": trace["in_flight"], "running": trace["running"],
+               "in_flight_per_step": trace["peaks"],
+               "in_flight_median": statistics.median(trace["peaks"]),
+               "trace_load": [round(trace_busy, 2), round(trace["load"], 2)],
                "average_parallelism": report.average_parallelism,
                "pick": pick, "best": best, "pick_over_best": ratio, "spread": spread, "noise": noise,
                "tie": tie, "agree": agree,
@@ -178,7 +188,8 @@ def main(argv=None) -> int:
         results.append(row)
         print(f"\n{name}: width {report.width}, useful width {report.useful_width} "
               f"(measured in flight {trace['in_flight']}, running at once {trace['running']}, "
-              f"per-run {trace['peaks']}); "
+              f"per step {trace['peaks']}, median {row['in_flight_median']:g}; CPUs busy "
+              f"{trace_busy:.0%}, load average {trace['load']:.2f}); "
               f"pick {pick[0]}/{pick[1]}, measured best {best[0]}/{best[1]}")
         print("  ms/step " + ", ".join(f"{k} {v}" for k, v in row["ms"].items()))
         print("  predicted vs 1/1 " + ", ".join(f"{k} {v}" for k, v in row["predicted"].items()))
@@ -188,11 +199,12 @@ def main(argv=None) -> int:
         print(f"  load average {row['load']}, rounds over the CPU limit {noisy}; pick/best {ratio:.3f}, "
               f"spread {spread:.3f}, noise {noise:.3f} -> {'agrees' if agree else 'DISAGREES'}",
               flush=True)
-    print("\n| graph | width | useful width | in flight (running) | pick | measured best | pick/best | "
+    print("\n| graph | width | useful width | in flight (running; median per step) | pick | measured best | pick/best | "
           "worst/best | noise | verdict |")
     print("|---|---|---|---|---|---|---|---|---|---|")
     for r in results:
-        print(f"| {r['graph']} | {r['width']} | {r['useful_width']} | {r['in_flight']} ({r['running']}) | "
+        print(f"| {r['graph']} | {r['width']} | {r['useful_width']} | {r['in_flight']} ({r['running']}; "
+              f"{r['in_flight_median']:g}) | "
               f"{r['pick'][0]}/{r['pick'][1]} | {r['best'][0]}/{r['best'][1]} | {r['pick_over_best']:.2f} | "
               f"{r['spread']:.2f} | {r['noise']:.2f} | {'agrees' if r['agree'] else 'DISAGREES'}"
               f"{' (tie)' if r['tie'] else ''} |")

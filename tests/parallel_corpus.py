@@ -1,9 +1,9 @@
-"""Graphs that judge placelint's parallelism figures against TensorFlow's own step stats
+"""Graphs that judge placelint's parallelism figures against TensorFlow's own traces
 (needs TensorFlow; imported lazily). Used by tests/test_parallel_trace.py and
 benchmarks/threads_vs_trace.py.
 
     build(name, out_dir) -> {"path": GraphDef file, "fetch": tensor name}
-    measure_in_flight(path, fetch, inter=8, runs=5) -> (max expensive kernels in flight, ...)
+    measure_in_flight(spec, inter=8, runs=7) -> max expensive kernels in flight, running, ...
     time_step(path, fetch, inter, intra, runs) -> median ms per Session.run
 
 Every graph takes no feeds (inputs are ``placeholder_with_default``) and is run with
@@ -23,9 +23,10 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 SMALL = ("branches_uneven", "chain", "tiny_branches")
 ALL = ("branches_uneven", "chain", "tiny_branches", "py_branches", "cond", "while_p1", "while_p10",
        "keras_two_towers")
-#: a kernel counts as expensive in a trace when its median duration is at least this
-#: (the executor's inline threshold, 8000 cycles at 2.6 GHz)
-EXPENSIVE_US = 3.1
+#: untraced steps before a trace: the executor's cost estimate of a kernel starts at 10^8
+#: cycles and moves 1/10 of the way to each measured run (executor.cc ``KernelStats``): a
+#: kernel run once per step is counted as expensive for its first ~90 steps
+WARMUP = 120
 
 
 def _graph(name: str):
@@ -201,52 +202,96 @@ def _peak(intervals) -> int:
     return peak
 
 
-def measure_in_flight(spec: dict, inter: int = 8, runs: int = 7) -> dict:
-    """Expensive kernels in flight, from FULL_TRACE step stats at ``inter`` inter-op threads.
+def kernel_spans(xspace) -> list[list[tuple[str, int, int, int]]]:
+    """Per ``SessionRun`` of a profiler trace (an ``XSpace``): the kernels the executor
+    traced, as (name, handed out, start, end) in picoseconds.
 
-    A kernel is expensive when its shortest duration over the runs is at least
-    ``EXPENSIVE_US`` (TF's executor runs cheaper ones inline once it has measured them). The
-    shortest, not the median: a loaded machine stretches a microsecond kernel past the
-    threshold in most runs (and TF's cost estimate with it), the least disturbed run does not.
-    ``in_flight``: the most expensive kernels the executor had handed out and not finished
-    at once (``scheduled_micros`` .. op end): its own concurrency, which other processes on
-    the machine cannot change. ``running``: the most whose kernels actually ran at once (op
-    start .. op end); a loaded machine delays the inter-op threads and lowers it (on a
-    saturated 2-core machine a thread often drains its own queue before another is woken).
-    Both are the largest of any run.
+    The host plane has one line per thread. A kernel event is one whose metadata has a
+    display name (its op type; the name is ``node:type``). ``ThreadpoolListener::Record``
+    marks a closure handed to the inter-op pool (stat ``_p``: its id) and
+    ``ThreadpoolListener::StartRegion`` (``_c``: the same id) .. ``StopRegion`` the thread
+    that runs it: the first kernel a closure runs was handed out at its ``Record``, a
+    later one (``ProcessInline`` runs it after the first) when the thread reached it.
     """
-    import tensorflow as tf
+    plane = next(p for p in xspace.planes if p.name == "/host:CPU")
+    stat_name = {k: v.name for k, v in plane.stat_metadata.items()}
+    handed: dict[int, int] = {}
+    steps: list[tuple[int, int]] = []
+    per_line = []
+    for line in plane.lines:
+        base = line.timestamp_ns * 1000
+        events = sorted(line.events, key=lambda e: e.offset_ps)
+        per_line.append((base, events))
+        for e in events:
+            name = plane.event_metadata[e.metadata_id].name
+            if name == "ThreadpoolListener::Record":
+                for s in e.stats:
+                    if stat_name.get(s.metadata_id) == "_p":
+                        handed[s.uint64_value or s.int64_value] = base + e.offset_ps
+            elif name == "SessionRun":
+                steps.append((base + e.offset_ps, base + e.offset_ps + e.duration_ps))
+    spans = []
+    for base, events in per_line:
+        region = None       # the id of the closure this thread runs, until its first kernel
+        for e in events:
+            md = plane.event_metadata[e.metadata_id]
+            if md.name == "ThreadpoolListener::StartRegion":
+                region = next((s.uint64_value or s.int64_value for s in e.stats
+                               if stat_name.get(s.metadata_id) == "_c"), None)
+            elif md.name == "ThreadpoolListener::StopRegion":
+                region = None
+            elif md.display_name:
+                start = base + e.offset_ps
+                out = handed.get(region, start) if region is not None else start
+                spans.append((md.name.rpartition(":")[0], min(out, start), start, start + e.duration_ps))
+                region = None
+    return [sorted(sp for sp in spans if s <= sp[2] < e) for s, e in sorted(steps)]
 
-    tf1 = tf.compat.v1
+
+def measure_in_flight(spec: dict, inter: int = 8, runs: int = 7) -> dict:
+    """Expensive kernels in flight at ``inter`` inter-op threads, from TensorFlow's profiler.
+
+    The executor wraps each kernel in a TraceMe at level 2 when it counts the kernel as
+    expensive and at level 3 when it runs it inline (``GetTFTraceMeLevel(is_expensive)``,
+    tsl/profiler/lib/traceme.h; ``MightTrace`` in executor.cc): profiled at
+    ``host_tracer_level=2`` only the expensive kernels are recorded, by TF's own
+    ``KernelStats::IsExpensive``, and the inline control ops of a loop run untraced (a
+    TraceMe that is off is one atomic load). ``WARMUP`` untraced steps first: every
+    kernel starts out expensive (an estimate of 10^8 cycles that decays by 1/10 per run
+    to its measured cost; ~90 runs bring a microsecond kernel under the 8000-cycle
+    threshold), and a kernel traced as expensive does not update its estimate.
+    ``in_flight``: the most expensive kernels the executor had handed out and not
+    finished at once (hand-out .. kernel end, ``kernel_spans``): its own concurrency,
+    which other processes on the machine cannot change. ``running``: the most whose
+    kernels actually ran at once (kernel start .. end); a loaded machine delays the
+    inter-op threads and lowers it. Both are the largest of any of the ``runs`` steps.
+    """
+    import glob
+    import tempfile
+
+    import tensorflow as tf
+    from tensorflow.tsl.profiler.protobuf import xplane_pb2
+
     g = _rebuild_if_python(spec)
-    opts = tf1.RunOptions(trace_level=tf1.RunOptions.FULL_TRACE)
-    traces = []
-    with _session(g, inter, 1) as sess:
+    options = tf.profiler.experimental.ProfilerOptions(host_tracer_level=2, python_tracer_level=0,
+                                                       device_tracer_level=0)
+    with _session(g, inter, 1) as sess, tempfile.TemporaryDirectory() as logdir:
         fetch = g.get_tensor_by_name(spec["fetch"])
-        for _ in range(5):
+        for _ in range(WARMUP):
             sess.run(fetch)
-        for _ in range(runs):
-            meta = tf1.RunMetadata()
-            sess.run(fetch, options=opts, run_metadata=meta)
-            spans = []
-            for dev in meta.step_stats.dev_stats:
-                for ns in dev.node_stats:
-                    if ns.node_name in ("_SOURCE", "_SINK"):
-                        continue
-                    start = ns.all_start_micros + ns.op_start_rel_micros
-                    end = ns.all_start_micros + ns.op_end_rel_micros
-                    sched = ns.scheduled_micros if 0 < ns.scheduled_micros <= start else start
-                    spans.append((ns.node_name, sched, start, end))
-            traces.append(spans)
-    durations: dict[str, list[int]] = {}
-    for spans in traces:
-        for name, _, s, e in spans:
-            durations.setdefault(name, []).append(e - s)
-    expensive = {n for n, d in durations.items() if min(d) >= EXPENSIVE_US}
-    in_flight = [_peak((sc, e) for n, sc, _, e in spans if n in expensive) for spans in traces]
-    running = [_peak((s, e) for n, _, s, e in spans if n in expensive) for spans in traces]
+        tf.profiler.experimental.start(logdir, options=options)
+        try:
+            for _ in range(runs):
+                sess.run(fetch)
+        finally:
+            tf.profiler.experimental.stop()
+        path = glob.glob(os.path.join(logdir, "**", "*.xplane.pb"), recursive=True)[0]
+        steps = kernel_spans(xplane_pb2.XSpace.FromString(Path(path).read_bytes()))
+    in_flight = [_peak((h, e) for _, h, _, e in spans) for spans in steps]
+    running = [_peak((s, e) for _, _, s, e in spans) for spans in steps]
+    kernels = {name for spans in steps for name, *_ in spans}
     return {"in_flight": max(in_flight), "running": max(running), "peaks": in_flight,
-            "expensive_kernels": len(expensive), "load": os.getloadavg()[0]}
+            "expensive_kernels": len(kernels), "load": os.getloadavg()[0]}
 
 
 def time_step(spec: dict, inter: int, intra: int, runs: int = 30) -> dict:

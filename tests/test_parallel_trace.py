@@ -1,5 +1,6 @@
 """Issue 18's judge in the suite: placelint's useful width against the number of expensive
-kernels TensorFlow's executor had in flight (FULL_TRACE step stats), and the same useful
+kernels TensorFlow's executor had in flight (its profiler's trace at host_tracer_level=2,
+which records only the kernels the executor counts as expensive), and the same useful
 width for a Keras model's SavedModel and frozen graph.
 
 TensorFlow runs in one subprocess per session (its thread pools are per process and fixed
@@ -93,3 +94,40 @@ def test_keras_apps_savedmodel_and_frozen_graph_have_the_same_useful_width(reque
     for name in names:
         s, f = _analyse(str(saved[name])), _analyse(str(frozen[name]))
         assert s.useful_width == f.useful_width, name
+
+
+def test_kernel_spans_read_hand_out_and_kernels_from_a_profiler_trace():
+    """A hand-made XSpace as TF's profiler writes it: the first kernel of a closure is in
+    flight from the closure's hand-out (``ThreadpoolListener::Record``), a later one of
+    the same closure from its start; events outside ``SessionRun`` are left out."""
+    from tensorflow.tsl.profiler.protobuf import xplane_pb2
+
+    import parallel_corpus as pc
+
+    space = xplane_pb2.XSpace()
+    plane = space.planes.add(name="/host:CPU")
+    names = {1: ("SessionRun", ""), 2: ("ThreadpoolListener::Record", ""),
+             3: ("ThreadpoolListener::StartRegion", ""), 4: ("ThreadpoolListener::StopRegion", ""),
+             5: ("a:_MklMatMul", "_MklMatMul"), 6: ("b:Mul", "Mul"), 7: ("ExecutorState::Process", "")}
+    for i, (name, display) in names.items():
+        plane.event_metadata[i].id, plane.event_metadata[i].name = i, name
+        plane.event_metadata[i].display_name = display
+    plane.stat_metadata[1].name, plane.stat_metadata[2].name = "_p", "_c"
+
+    def event(line, md, at, dur=0, stat=None):
+        e = line.events.add(metadata_id=md, offset_ps=at, duration_ps=dur)
+        if stat:
+            e.stats.add(metadata_id=stat[0], uint64_value=stat[1])
+
+    python, worker = plane.lines.add(timestamp_ns=1), plane.lines.add(timestamp_ns=1)
+    event(python, 1, 0, 1000)                    # the step: 1000..2000 ps after the line's base
+    event(python, 2, 100, stat=(1, 7))           # hands out closure 7
+    event(worker, 3, 300, stat=(2, 7))           # ... which this thread starts at 300
+    event(worker, 7, 310, 40)
+    event(worker, 5, 320, 200)                   # first kernel: in flight from 100
+    event(worker, 6, 520, 50)                    # second kernel of the closure: from its start
+    event(worker, 4, 600)
+    event(worker, 5, 1500, 10)                   # after the step
+    steps = pc.kernel_spans(space)
+    assert steps == [[("a", 1100, 1320, 1520), ("b", 1520, 1520, 1570)]]
+    assert pc._peak((h, e) for _, h, _, e in steps[0]) == 1

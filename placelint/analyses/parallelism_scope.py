@@ -196,11 +196,14 @@ def loop_copies(dag: IndexedDag, useful: np.ndarray, op_types=None,
     copies out at the same pace (``ThreadModel``'s ``handout_us``).
     ``LOOP_INLINE_US`` is measured (``benchmarks/dispatch_overhead.py``: ``loop_op_us``,
     a counting loop's step time per iteration over its lowered ops per iteration).
-    Measured on TF 2.21: 0.13 us per control op untraced, 1.7 us under ``FULL_TRACE`` (the
-    step stats' own cost). tests/parallel_corpus.py ``while_p10`` (ten iterations of an
-    independent MatMul, ~350 us each; 50 control ops an iteration): h = 6.5 us, all ten
-    copies hand out within one MatMul; traced, h ~ 85 us and ~5 are in flight, and 2-7
-    were seen on a loaded 2-core machine: the trace slows the hand-out it measures.
+    Measured on TF 2.21: 0.13-0.15 us per control op, the same while TF's profiler records
+    the expensive kernels (``loop_op_profiled_us``). tests/parallel_corpus.py ``while_p10``
+    (ten iterations of an independent MatMul, ~300 us each; 50 control ops an iteration):
+    h = 6.5 us, all ten copies hand out within one MatMul; the profiler saw the ten
+    iterations handed out ~10 us apart and all in flight at inter_op=8. The hand-out
+    needs a core: on a busy 2-core machine the OS often runs the woken MatMul threads
+    instead of the loop's thread, which then hands out the rest one MatMul later (per
+    step 2-11 in flight); the bound here is the graph's, with the thread keeping its core.
     """
     n = dag.n
     nodes = dag.nodes
