@@ -296,11 +296,13 @@ def measure_in_flight(spec: dict, inter: int = 8, runs: int = 7) -> dict:
 
 def time_step(spec: dict, inter: int, intra: int, runs: int = 30) -> dict:
     """Milliseconds per Session.run at (inter, intra): the median and the lowest of ``runs``
-    steps (call in a fresh process). On a shared machine the lowest is the least disturbed."""
+    steps (call in a fresh process), after ``WARMUP`` untimed steps, so that the executor
+    runs in its steady state (its cost estimates settled: cheap kernels inline), as in a
+    user's run of thousands of steps. On a shared machine the lowest is the least disturbed."""
     g = _rebuild_if_python(spec)
     with _session(g, inter, intra) as sess:
         fetch = g.get_tensor_by_name(spec["fetch"])
-        for _ in range(5):
+        for _ in range(WARMUP):
             sess.run(fetch)
         times = []
         for _ in range(runs):
