@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from ..checks.pl002_unsupported_format import UnsupportedFormat
 from ..checks.pl005_invalid_graph import InvalidGraph
 from ..diagnostics import Diagnostic
-from ..dtypes import DT_RESOURCE, is_ref
+from ..dtypes import DT_RESOURCE, REF_OFFSET
 from ..humanize import list_names
 from ..opdb import OpInfo, get_opdb
 from ..proto import GraphDef, NodeDef
@@ -90,6 +90,12 @@ class _Builder(FunctionExpansion):
     # -- nodes -------------------------------------------------------------------
     def add_nodedef(self, nd: NodeDef, name: str, device: str, function: str, call_site: str,
                     loop: str, resolve, stack: tuple[str, ...]):
+        self.add(nd, name, nd.op, device, nd.input[:], function, call_site, loop, resolve, stack)
+
+    def add(self, nd: NodeDef, name: str, op: str, device: str, inputs: list[str],
+            function: str, call_site: str, loop: str, resolve, stack: tuple[str, ...]):
+        """Add ``nd`` as ``name`` (``op``, ``device``, ``inputs``: its fields as the caller
+        read them: each protobuf field access makes a new Python object)."""
         nodes = self.graph.nodes
         if name in nodes:
             if name in self._duplicates:
@@ -107,7 +113,6 @@ class _Builder(FunctionExpansion):
                     f"function expansion stopped at {MAX_EXPANDED_NODES} nodes; "
                     "the rest of the model is not analysed", node=name))
             return
-        op = nd.op
         op = self._ops.setdefault(op, op)
         if op in PARTITIONED_CALL or op in self.library:
             fname = self._called_function(nd)
@@ -118,20 +123,19 @@ class _Builder(FunctionExpansion):
         except KeyError:
             spec = parse_device(device)
             self._devices[device] = (device, spec)
-        node = Node(name, op, device, spec, nd.attr)
-        node.function, node.call_site, node.loop = function, call_site, loop
-        if call_site and call_site in self._soft_calls:
-            node.soft = True
+        # every field positionally: no default factories to run
+        node = Node(name, op, device, spec, nd.attr, [], [], None, None, function, call_site,
+                    loop, None, None, None, bool(call_site) and call_site in self._soft_calls)
         types = self._add_node(node)
-        inputs = nd.input[:]
         if inputs:
             self._add_inputs(node, inputs, resolve, types)
         if op in CONTROL_FLOW_FUNCS:
             self._attach_bodies(nd, node, device, function, loop, resolve, stack)
 
     def _add_node(self, node: Node) -> list[int] | None:
-        """Add ``node`` to the graph and type it; return its input dtypes (None: unknown)."""
-        self.graph.add_node(node)
+        """Add ``node`` to the graph and type it; return its input dtypes (None: unknown).
+        (The graph is filled directly; ``finish`` tells it that it changed.)"""
+        self.graph.nodes[node.name] = node
         return self._type_node(node)
 
     def _add_inputs(self, node: Node, inputs, resolve, types: list[int] | None = None):
@@ -140,6 +144,7 @@ class _Builder(FunctionExpansion):
         seen_control = 0
         pending, name = self.pending, node.name
         nodes, alias, control_alias = self.graph.nodes, self.alias, self.control_alias
+        connect = self._connect
         top_level = resolve is _top_resolve
         for ref in inputs:
             if top_level and ref and ref[0] != "^" and ":" not in ref:
@@ -168,7 +173,7 @@ class _Builder(FunctionExpansion):
             # made here goes from an older node to the newest one: forward (see finish).
             source = nodes.get(src) if direct and not pending else None
             if source is not None and source is not node:     # (a self-loop waits too)
-                self._connect(source, src_slot, node, dst_slot, types)
+                connect(source, src_slot, node, dst_slot, types)
             else:
                 pending.append((src, src_slot, name, dst_slot, text))
                 if dst_slot >= 0:
@@ -176,14 +181,27 @@ class _Builder(FunctionExpansion):
 
     def _connect(self, source: Node, src_slot: int, dest: Node, dst_slot: int,
                  types: list[int] | None) -> None:
-        """The one way an edge is made: added to the graph and, for data, typed from the
-        destination's input dtypes ``types`` (else its source's output dtypes)."""
+        """The one way an edge is made: added to its two nodes and, for data, typed from
+        the destination's input dtypes ``types`` (else its source's output dtypes); its
+        ``ref`` is true for a ref or ``DT_RESOURCE`` dtype."""
         # the source's own name string (equal to the input's): later look-ups of
         # ``e.src`` in ``graph.nodes`` then match the key by identity
-        edge = Edge(source.name, src_slot, dest.name, dst_slot)
-        self.graph.add_edge(edge, source, dest)
-        if src_slot >= 0 and _type_edge(edge, source, types):
-            self._bad_inputs.setdefault(dest.name, []).append(edge)
+        if src_slot < 0:
+            edge = Edge(source.name, src_slot, dest.name, dst_slot)
+        else:
+            src_types = source.output_dtypes
+            if types is not None and dst_slot < len(types):
+                dtype = types[dst_slot]
+            elif src_types is not None and src_slot < len(src_types):
+                dtype = src_types[src_slot]
+            else:
+                dtype = None
+            edge = Edge(source.name, src_slot, dest.name, dst_slot, dtype,
+                        dtype is not None and (dtype == DT_RESOURCE or dtype > REF_OFFSET))
+            if src_types is not None and src_slot >= len(src_types) and source.op != "_Arg":
+                self._bad_inputs.setdefault(dest.name, []).append(edge)
+        source.out_edges.append(edge)
+        dest.in_edges.append(edge)
 
     # -- edges -------------------------------------------------------------------
     def finish(self) -> BuildResult:
@@ -221,6 +239,7 @@ class _Builder(FunctionExpansion):
                                     f"input node '{texts[0]}'\")", node=dst))
         for bad in self._bad_inputs.values():
             self.diags.append(self._bad_inputs_diag(bad))
+        self.graph.changed()
         if forward:
             self.graph.note_edges_point_forward()
         self.diags.extend(validate(self.graph))
@@ -261,27 +280,6 @@ class _Builder(FunctionExpansion):
                      related=sorted({x.src for x in bad})[:10])
 
 
-def _type_edge(e: Edge, src: Node, types: list[int] | None) -> bool:
-    """Set the dtype of data edge ``e`` from ``src``: the destination's input dtype
-    (``types``) where known, else the source's output dtype. True when ``e`` reads an
-    output ``src`` does not have."""
-    src_slot = e.src_slot
-    src_types = src.output_dtypes
-    bad = src_types is not None and src_slot >= len(src_types) and src.op != "_Arg"
-    dst_slot = e.dst_slot
-    if types is not None and dst_slot < len(types):
-        dtype = types[dst_slot]
-    elif src_types is not None and src_slot < len(src_types):
-        dtype = src_types[src_slot]
-    else:
-        return bad
-    if dtype is not None:
-        e.dtype = dtype
-        e.ref = dtype == DT_RESOURCE or is_ref(dtype)
-    return bad
-
-
-
 def _quoted(texts: list[str], limit: int = 5) -> str:
     return list_names([f"'{t}'" for t in texts], limit=limit)
 
@@ -299,11 +297,14 @@ def build_graph(graph_def: GraphDef, *, name: str = "") -> BuildResult:
     """Build the analysed graph from a GraphDef, expanding its function library."""
     b = _Builder(graph_def, name)
 
-    add = b.add_nodedef
+    add = b.add
+    fields = []     # each top-level node's fields, read once for the builder and validation
     for nd in graph_def.node:
-        add(nd, nd.name, nd.device, "", "", "", _top_resolve, ())
+        f = (nd, nd.name, nd.op, nd.device, nd.input[:])
+        fields.append(f)
+        add(nd, f[1], f[2], f[3], f[4], "", "", "", _top_resolve, ())
     result = b.finish()
-    checked = validate_graph_def(graph_def, b.opdb)
+    checked = validate_graph_def(graph_def, b.opdb, fields)
     if checked.findings:
         result.graph.invalid_nodes = checked.invalid_nodes
         result.diagnostics.extend(checked.diagnostics())

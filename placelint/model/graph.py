@@ -121,6 +121,11 @@ class Graph:
         # (edges that pointed forward still do: _forward stays)
         self._nx = self._derived = None
 
+    def changed(self) -> None:
+        """Drop everything derived from the graph: for a builder that filled ``nodes`` and
+        the nodes' edge lists directly (one call at the end rather than one per change)."""
+        self._nx = self._positions = self._forward = self._derived = None
+
     def derived(self, key: str, build: Callable[[], Any]) -> Any:
         """An index derived from the graph (e.g. the analyses' ``IndexedDag``): built by
         ``build`` on first use and kept until the graph changes."""

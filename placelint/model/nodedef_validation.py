@@ -172,20 +172,22 @@ class _Verdict:
         self.late_kind = self.late_template = None     # ValidateShape's (after the edges)
 
 
-def validate_graph_def(graph_def, opdb) -> Validation:
-    """Every node of ``graph_def`` that TensorFlow's importer refuses (see module doc)."""
+def validate_graph_def(graph_def, opdb, fields=None) -> Validation:
+    """Every node of ``graph_def`` that TensorFlow's importer refuses (see module doc).
+    ``fields``: per node of ``graph_def.node``, ``(nd, name, op, device, inputs)`` as the
+    graph builder read them (read here when not given)."""
     library = {f.signature.name for f in graph_def.library.function}
+    if fields is None:
+        fields = [(nd, nd.name, nd.op, nd.device, nd.input[:]) for nd in graph_def.node]
     memo: dict[tuple[str, bytes], _Verdict] = {}
     infos: dict = {}
     out_types: dict[str, list[int] | None] = {}     # None: unknown, or the node failed
     per_node: dict[str, Finding] = {}
     late: list[tuple[str, _Verdict]] = []
     typed: list[tuple[str, str, list[int], list[str]]] = []
-    for nd in graph_def.node:
-        name = nd.name
+    for nd, name, op, _device, inputs in fields:
         if name in out_types:
             continue                      # a duplicate name: PL005's
-        op = nd.op
         try:
             info = infos[op]
         except KeyError:
@@ -205,7 +207,6 @@ def validate_graph_def(graph_def, opdb) -> Validation:
         if in_types is None:
             out_types[name] = None        # not resolvable: be conservative
             continue
-        inputs = nd.input[:]
         n_data = len(inputs)
         if n_data and inputs[-1][:1] == "^":
             n_data = sum(1 for r in inputs if r[:1] != "^")
