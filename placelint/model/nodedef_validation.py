@@ -121,44 +121,32 @@ def _split_input(ref: str) -> tuple[str, int]:
 # --------------------------------------------------------------------------- the pass
 
 
-def _attr_bytes(data: bytes) -> bytes:
-    """The serialized NodeDef from its attr map on, without its ``_class`` entry: fields 1-4
-    (name, op, input, device; one-byte tags 0x0a-0x22, length-delimited) are skipped, and so
-    is the map entry (field 5) whose key is ``_class``, which no check reads. Equal bytes are
-    equal checked attrs (and debug info), so per-node answers are memoized on them: in a
-    training graph the colocation lists are what makes most nodes' attrs differ."""
-    pos, end = 0, len(data)
-    while pos < end and data[pos] < 0x2a:
-        length = data[pos + 1]      # a one-byte length (most fields) is read here
-        pos = pos + 2 + length if length < 0x80 else _field(data, pos)[1]
-    data = data[pos:]
-    if b"_class" not in data:
-        return data
-    pos, end = 0, len(data)
-    while pos < end and data[pos] == 0x2a:
-        length = data[pos + 1]
-        start, nxt = (pos + 2, pos + 2 + length) if length < 0x80 else _field(data, pos)
-        if data.startswith(_CLASS_KEY, start):
-            return data[:pos] + data[nxt:]
-        pos = nxt
-    return data
+def _attrs_key(info, attrs, signature: tuple) -> tuple:
+    """What of a node's attrs its verdict depends on, as a memo key: ``signature`` (the op
+    database's key: the values of the type, number and kernel-constraint attrs, which the
+    builder computed), the values of the op's other declared attrs, and ``_output_shapes``.
+    Attrs the OpDef does not declare (``_class`` above all: the colocation lists are what
+    makes most nodes of a training graph differ) are read by no check. A value is its
+    serialized bytes: equal bytes are equal values (different map orders of one value
+    merely miss the memo)."""
+    key = [signature]
+    for name in _unsigned(info):
+        key.append(attrs[name].SerializeToString() if name in attrs else None)
+    if OUTPUT_SHAPES in attrs:
+        key.append(attrs[OUTPUT_SHAPES].SerializeToString())
+    return tuple(key)
 
 
-_CLASS_KEY = b"\n\x06_class"      # a map entry's key field: tag 1, length 6, "_class"
+_UNSIGNED: dict[str, tuple[str, ...]] = {}
 
 
-def _field(data: bytes, pos: int) -> tuple[int, int]:
-    """Where the payload of the one-byte-tag, length-delimited field at ``pos`` starts
-    and ends."""
-    pos += 1
-    length = shift = 0
-    while True:
-        b = data[pos]
-        pos += 1
-        length |= (b & 0x7F) << shift
-        if b < 0x80:
-            return pos, pos + length
-        shift += 7
+def _unsigned(info) -> tuple[str, ...]:
+    """The op's declared attrs that ``OpInfo.signature`` does not read."""
+    names = _UNSIGNED.get(info.name)
+    if names is None:
+        sig = set(info.signature_attrs)
+        names = _UNSIGNED[info.name] = tuple(a for a in info.attr_defs if a not in sig)
+    return names
 
 
 class _Verdict:
@@ -174,18 +162,19 @@ class _Verdict:
 
 def validate_graph_def(graph_def, opdb, fields=None) -> Validation:
     """Every node of ``graph_def`` that TensorFlow's importer refuses (see module doc).
-    ``fields``: per node of ``graph_def.node``, ``(nd, name, op, device, inputs)`` as the
-    graph builder read them (read here when not given)."""
+    ``fields``: per node of ``graph_def.node``, ``(nd, name, op, device, inputs, node)`` as
+    the graph builder read them, ``node`` the graph's ``Node`` made from it (its
+    ``op_signature`` is reused) or None (read here when not given)."""
     library = {f.signature.name for f in graph_def.library.function}
     if fields is None:
-        fields = [(nd, nd.name, nd.op, nd.device, nd.input[:]) for nd in graph_def.node]
-    memo: dict[tuple[str, bytes], _Verdict] = {}
+        fields = [(nd, nd.name, nd.op, nd.device, nd.input[:], None) for nd in graph_def.node]
+    memo: dict[tuple[str, tuple], _Verdict] = {}
     infos: dict = {}
     out_types: dict[str, list[int] | None] = {}     # None: unknown, or the node failed
     per_node: dict[str, Finding] = {}
     late: list[tuple[str, _Verdict]] = []
     typed: list[tuple[str, str, list[int], list[str]]] = []
-    for nd, name, op, _device, inputs in fields:
+    for nd, name, op, _device, inputs, node in fields:
         if name in out_types:
             continue                      # a duplicate name: PL005's
         try:
@@ -195,7 +184,9 @@ def validate_graph_def(graph_def, opdb, fields=None) -> Validation:
         if info is None:
             out_types[name] = None        # unknown op (PL105) or a function call: unchecked
             continue
-        key = (op, _attr_bytes(nd.SerializeToString()))
+        attrs = nd.attr
+        key = (op, _attrs_key(info, attrs, info.signature(attrs) if node is None
+                              else node.op_signature))
         verdict = memo.get(key)
         if verdict is None:
             verdict = memo[key] = _judge_attrs(nd, info)
