@@ -86,6 +86,9 @@ class _Builder(FunctionExpansion):
         self._bad_inputs: dict[str, list[Edge]] = {}
         # calls (and functional control-flow nodes) whose bodies are soft-placed
         self._soft_calls: set[str] = set()
+        # function -> its body nodes' fields; (body NodeDef id, output arg) -> first slot
+        self._function_bodies: dict[str, list[tuple]] = {}
+        self._arg_starts: dict[tuple[int, str], int | None] = {}
 
     # -- nodes -------------------------------------------------------------------
     def add_nodedef(self, nd: NodeDef, name: str, device: str, function: str, call_site: str,
@@ -95,7 +98,8 @@ class _Builder(FunctionExpansion):
     def add(self, nd: NodeDef, name: str, op: str, device: str, inputs: list[str],
             function: str, call_site: str, loop: str, resolve, stack: tuple[str, ...]):
         """Add ``nd`` as ``name`` (``op``, ``device``, ``inputs``: its fields as the caller
-        read them: each protobuf field access makes a new Python object)."""
+        read them: each protobuf field access makes a new Python object). Returns the
+        ``Node`` made (None: a duplicate, an expanded call, or past the budget)."""
         nodes = self.graph.nodes
         if name in nodes:
             if name in self._duplicates:
@@ -117,7 +121,7 @@ class _Builder(FunctionExpansion):
         if op in PARTITIONED_CALL or op in self.library:
             fname = self._called_function(nd)
             if self._expand_call(nd, name, fname, device, function, call_site, loop, resolve, stack):
-                return
+                return None
         try:
             device, spec = self._devices[device]
         except KeyError:
@@ -131,6 +135,7 @@ class _Builder(FunctionExpansion):
             self._add_inputs(node, inputs, resolve, types)
         if op in CONTROL_FLOW_FUNCS:
             self._attach_bodies(nd, node, device, function, loop, resolve, stack)
+        return node
 
     def _add_node(self, node: Node) -> list[int] | None:
         """Add ``node`` to the graph and type it; return its input dtypes (None: unknown).
@@ -300,9 +305,9 @@ def build_graph(graph_def: GraphDef, *, name: str = "") -> BuildResult:
     add = b.add
     fields = []     # each top-level node's fields, read once for the builder and validation
     for nd in graph_def.node:
-        f = (nd, nd.name, nd.op, nd.device, nd.input[:])
-        fields.append(f)
-        add(nd, f[1], f[2], f[3], f[4], "", "", "", _top_resolve, ())
+        name, op, device, inputs = nd.name, nd.op, nd.device, nd.input[:]
+        fields.append((nd, name, op, device, inputs,
+                       add(nd, name, op, device, inputs, "", "", "", _top_resolve, ())))
     result = b.finish()
     checked = validate_graph_def(graph_def, b.opdb, fields)
     if checked.findings:

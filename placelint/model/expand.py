@@ -82,11 +82,12 @@ class FunctionExpansion:
             self._soft_calls.add(name)
         prefix = name + "/"
         sig = fdef.signature
-        self._body_nodedefs.update({prefix + n.name: n for n in fdef.node_def})
+        bodies = self._body_fields(fname, fdef)
+        self._body_nodedefs.update({prefix + b[1]: b[0] for b in bodies})
         body_stack = (*stack, fname)
         data_refs = [r for r in nd.input if not r.startswith("^")]
         control_refs = [r for r in nd.input if r.startswith("^")]
-        taken = {n.name for n in fdef.node_def}
+        taken = {b[1] for b in bodies}
         nodes = self.graph.nodes
 
         def unique(base: str) -> str:
@@ -128,12 +129,12 @@ class FunctionExpansion:
                 self.pending.append((entry_control, -1, arg_name, -1, "^" + entry_control))
 
         body_resolve = self._function_resolver(prefix, arg_nodes)
-        for body in fdef.node_def:
-            self.add_nodedef(body, name=prefix + body.name, device=body.device or device,
-                             function=fname, call_site=name, loop=loop,
-                             resolve=body_resolve, stack=body_stack)
-            if entry_control and not body.input:
-                self.pending.append((entry_control, -1, prefix + body.name, -1, "^" + entry_control))
+        add = self.add
+        for body, body_name, op, body_device, inputs in bodies:
+            add(body, prefix + body_name, op, body_device or device, inputs, fname, name, loop,
+                body_resolve, body_stack)
+            if entry_control and not inputs:
+                self.pending.append((entry_control, -1, prefix + body_name, -1, "^" + entry_control))
 
         ret_nodes = []
         for i, out in enumerate(sig.output_arg):
@@ -159,6 +160,15 @@ class FunctionExpansion:
             self.pending.append((prefix + ctl, -1, exit_control, -1, "^" + ctl))
         self.control_alias[name] = exit_control
         return True
+
+    def _body_fields(self, fname: str, fdef) -> list[tuple]:
+        """``(nd, name, op, device, inputs)`` per body node of function ``fname``, read once
+        for all its calls (each protobuf field access makes a new Python object)."""
+        fields = self._function_bodies.get(fname)
+        if fields is None:
+            fields = self._function_bodies[fname] = [
+                (nd, nd.name, nd.op, nd.device, nd.input[:]) for nd in fdef.node_def]
+        return fields
 
     def _function_resolver(self, prefix: str, arg_nodes: dict[str, str]):
         opdb = self.opdb
@@ -187,6 +197,16 @@ class FunctionExpansion:
         nd = self._body_nodedefs.get(full_name)
         if nd is None:
             return None
+        # the same body NodeDef object for every call of its function (_body_fields keeps it)
+        key = (id(nd), out_arg)
+        try:
+            return self._arg_starts[key]
+        except KeyError:
+            start = self._arg_starts[key] = self._find_output_arg_start(nd, out_arg, opdb,
+                                                                         library)
+            return start
+
+    def _find_output_arg_start(self, nd, out_arg: str, opdb, library):
         fname = self._called_function(nd)
         if fname and fname in library and nd.op not in PARTITIONED_CALL:
             names = [a.name for a in library[fname].signature.output_arg]
