@@ -89,6 +89,8 @@ class _Builder(FunctionExpansion):
         # function -> its body nodes' fields; (body NodeDef id, output arg) -> first slot
         self._function_bodies: dict[str, list[tuple]] = {}
         self._arg_starts: dict[tuple[int, str], int | None] = {}
+        # body NodeDef id -> (it, op signature, input, output dtypes, output shapes)
+        self._body_typing: dict[int, tuple] = {}
 
     # -- nodes -------------------------------------------------------------------
     def add_nodedef(self, nd: NodeDef, name: str, device: str, function: str, call_site: str,
@@ -130,18 +132,29 @@ class _Builder(FunctionExpansion):
         # every field positionally: no default factories to run
         node = Node(name, op, device, spec, nd.attr, [], [], None, None, function, call_site,
                     loop, None, None, None, bool(call_site) and call_site in self._soft_calls)
-        types = self._add_node(node)
+        types = self._add_node(node, nd if function else None)
         if inputs:
             self._add_inputs(node, inputs, resolve, types)
         if op in CONTROL_FLOW_FUNCS:
             self._attach_bodies(nd, node, device, function, loop, resolve, stack)
         return node
 
-    def _add_node(self, node: Node) -> list[int] | None:
+    def _add_node(self, node: Node, body: NodeDef | None = None) -> list[int] | None:
         """Add ``node`` to the graph and type it; return its input dtypes (None: unknown).
-        (The graph is filled directly; ``finish`` tells it that it changed.)"""
+        (The graph is filled directly; ``finish`` tells it that it changed.) ``body``: the
+        function body NodeDef ``node`` was made from, typed once for every call."""
         self.graph.nodes[node.name] = node
-        return self._type_node(node)
+        if body is None or node.name in self.input_types:
+            return self._type_node(node)
+        typing = self._body_typing.get(id(body))
+        if typing is None:
+            types = self._type_node(node)
+            # (the NodeDef is kept: its id cannot be reused while the entry lives)
+            self._body_typing[id(body)] = (body, node.op_signature, types, node.output_dtypes,
+                                           node.output_shapes)
+            return types
+        _, node.op_signature, types, node.output_dtypes, node.output_shapes = typing
+        return types
 
     def _add_inputs(self, node: Node, inputs, resolve, types: list[int] | None = None):
         """Connect ``node`` to its ``inputs`` (``types``: its input dtypes)."""
