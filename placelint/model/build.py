@@ -25,7 +25,7 @@ from .devices import DeviceSpec, parse_device
 from .expand import CALL_ARG_ATTR, CONTROL_FLOW_FUNCS, FunctionExpansion
 from .graph import Edge, Graph, Node
 from .ops import PARTITIONED_CALL
-from .nodedef_validation import validate_graph_def
+from .nodedef_validation import NodeDefValidator
 from .shapes import SHAPE_ATTR_OPS, static_output_shapes
 from .tensor_names import parse_input
 from .validate import validate
@@ -86,8 +86,8 @@ class _Builder(FunctionExpansion):
         self._bad_inputs: dict[str, list[Edge]] = {}
         # calls (and functional control-flow nodes) whose bodies are soft-placed
         self._soft_calls: set[str] = set()
-        # function -> its body nodes' fields; (body NodeDef id, output arg) -> first slot
-        self._function_bodies: dict[str, list[tuple]] = {}
+        # function -> what expansion reads of it; (body NodeDef id, output arg) -> first slot
+        self._function_bodies: dict[str, tuple] = {}
         self._arg_starts: dict[tuple[int, str], int | None] = {}
         # body NodeDef id -> (it, op signature, input, output dtypes, output shapes)
         self._body_typing: dict[int, tuple] = {}
@@ -316,13 +316,15 @@ def build_graph(graph_def: GraphDef, *, name: str = "") -> BuildResult:
     b = _Builder(graph_def, name)
 
     add = b.add
-    fields = []     # each top-level node's fields, read once for the builder and validation
+    # each top-level NodeDef's fields are read once, for the builder and the validation
+    validator = NodeDefValidator(graph_def, b.opdb)
+    check = validator.check
     for nd in graph_def.node:
-        name, op, device, inputs = nd.name, nd.op, nd.device, nd.input[:]
-        fields.append((nd, name, op, device, inputs,
-                       add(nd, name, op, device, inputs, "", "", "", _top_resolve, ())))
+        node_name, op, inputs = nd.name, nd.op, nd.input[:]
+        check(nd, node_name, op, inputs, add(nd, node_name, op, nd.device, inputs, "", "", "",
+                                             _top_resolve, ()))
     result = b.finish()
-    checked = validate_graph_def(graph_def, b.opdb, fields)
+    checked = validator.result()
     if checked.findings:
         result.graph.invalid_nodes = checked.invalid_nodes
         result.diagnostics.extend(checked.diagnostics())

@@ -160,44 +160,58 @@ class _Verdict:
         self.late_kind = self.late_template = None     # ValidateShape's (after the edges)
 
 
-def validate_graph_def(graph_def, opdb, fields=None) -> Validation:
-    """Every node of ``graph_def`` that TensorFlow's importer refuses (see module doc).
-    ``fields``: per node of ``graph_def.node``, ``(nd, name, op, device, inputs, node)`` as
-    the graph builder read them, ``node`` the graph's ``Node`` made from it (its
-    ``op_signature`` is reused) or None (read here when not given)."""
-    library = {f.signature.name for f in graph_def.library.function}
-    if fields is None:
-        fields = [(nd, nd.name, nd.op, nd.device, nd.input[:], None) for nd in graph_def.node]
-    memo: dict[tuple[str, tuple], _Verdict] = {}
-    infos: dict = {}
-    out_types: dict[str, list[int] | None] = {}     # None: unknown, or the node failed
-    per_node: dict[str, Finding] = {}
-    late: list[tuple[str, _Verdict]] = []
-    typed: list[tuple[str, str, list[int], list[str]]] = []
-    for nd, name, op, _device, inputs, node in fields:
+def validate_graph_def(graph_def, opdb) -> Validation:
+    """Every node of ``graph_def`` that TensorFlow's importer refuses (see module doc)."""
+    validator = NodeDefValidator(graph_def, opdb)
+    check = validator.check
+    for nd in graph_def.node:
+        check(nd, nd.name, nd.op, nd.input[:], None)
+    return validator.result()
+
+
+class NodeDefValidator:
+    """``validate_graph_def`` node by node, for the graph builder, which hands each
+    top-level NodeDef over as it reads it (its fields read once, nothing kept per node but
+    what the edge checks need) with the ``Node`` it made, whose op signature is reused."""
+
+    def __init__(self, graph_def, opdb):
+        self.graph_def, self.opdb = graph_def, opdb
+        self.library = {f.signature.name for f in graph_def.library.function}
+        self.memo: dict[tuple[str, tuple], _Verdict] = {}
+        self.infos: dict = {}
+        self.out_types: dict[str, list[int] | None] = {}   # None: unknown, or the node failed
+        self.per_node: dict[str, Finding] = {}
+        self.late: list[tuple[str, _Verdict]] = []
+        self.typed: list[tuple[str, str, list[int], list[str]]] = []
+
+    def check(self, nd, name: str, op: str, inputs: list[str], node) -> None:
+        """The checks of ``nd`` (``name``, ``op``, ``inputs``: its fields) that need no
+        other node; ``node``: the graph's ``Node`` made from it, or None."""
+        out_types, per_node = self.out_types, self.per_node
         if name in out_types:
-            continue                      # a duplicate name: PL005's
+            return                        # a duplicate name: PL005's
+        infos = self.infos
         try:
             info = infos[op]
         except KeyError:
-            info = infos[op] = None if op in library else opdb.op(op)
+            info = infos[op] = None if op in self.library else self.opdb.op(op)
         if info is None:
             out_types[name] = None        # unknown op (PL105) or a function call: unchecked
-            continue
+            return
         attrs = nd.attr
         key = (op, _attrs_key(info, attrs, info.signature(attrs) if node is None
                               else node.op_signature))
-        verdict = memo.get(key)
+        verdict = self.memo.get(key)
         if verdict is None:
-            verdict = memo[key] = _judge_attrs(nd, info)
+            verdict = self.memo[key] = _judge_attrs(nd, info)
         if verdict.kind is not None:
             per_node[name] = Finding(name, verdict.kind, verdict.template.replace("\0", name))
             out_types[name] = None
-            continue
+            return
         in_types = verdict.in_types
         if in_types is None:
             out_types[name] = None        # not resolvable: be conservative
-            continue
+            return
         n_data = len(inputs)
         if n_data and inputs[-1][:1] == "^":
             n_data = sum(1 for r in inputs if r[:1] != "^")
@@ -207,50 +221,56 @@ def validate_graph_def(graph_def, opdb, fields=None) -> Validation:
                                      f"NodeDef expected inputs '{expected}' do not match {n_data} "
                                      f"inputs specified; {op_summary(op)}; NodeDef: node {name}")
             out_types[name] = None
-            continue
+            return
         out_types[name] = verdict.out_types
         if n_data:
-            typed.append((name, op, in_types, inputs))
+            self.typed.append((name, op, in_types, inputs))
         if verdict.late_kind is not None:
-            late.append((name, verdict))
-    back: list[tuple[str, int, str, int, int, int]] = []   # loop back edges, typed last
-    next_iterations: set[str] | None = None
-    for name, op, in_types, inputs in typed:
-        is_merge = op in NODEDEF_MERGE
-        for slot, ref in enumerate(inputs):
-            if ref[:1] == "^":
+            self.late.append((name, verdict))
+
+    def result(self) -> Validation:
+        """The edge checks, then every finding in TensorFlow's order."""
+        graph_def, opdb, library = self.graph_def, self.opdb, self.library
+        out_types, per_node, late = self.out_types, self.per_node, self.late
+        typed = self.typed
+        back: list[tuple[str, int, str, int, int, int]] = []   # loop back edges, typed last
+        next_iterations: set[str] | None = None
+        for name, op, in_types, inputs in typed:
+            is_merge = op in NODEDEF_MERGE
+            for slot, ref in enumerate(inputs):
+                if ref[:1] == "^":
+                    break
+                if ":" in ref:
+                    src, src_slot = _split_input(ref)
+                else:
+                    src, src_slot = ref, 0
+                src_types = out_types.get(src)
+                if src_types is None or not 0 <= src_slot < len(src_types):
+                    continue                  # failed or unknown source, or PL005's bad output
+                expected, actual = in_types[slot], src_types[src_slot]
+                if expected == actual or expected == _dt.base_type(actual):
+                    continue
+                if is_merge and next_iterations is None:
+                    next_iterations = {n.name for n in graph_def.node if n.op in NEXT_ITERATION}
+                if is_merge and src in next_iterations:
+                    back.append((name, slot, src, src_slot, expected, actual))
+                    continue
+                per_node[name] = Finding(name, INPUT_TYPE,
+                                         _edge_message(name, slot, src, src_slot, expected, actual),
+                                         [src])
                 break
-            if ":" in ref:
-                src, src_slot = _split_input(ref)
-            else:
-                src, src_slot = ref, 0
-            src_types = out_types.get(src)
-            if src_types is None or not 0 <= src_slot < len(src_types):
-                continue                  # failed or unknown source, or PL005's bad output
-            expected, actual = in_types[slot], src_types[src_slot]
-            if expected == actual or expected == _dt.base_type(actual):
-                continue
-            if is_merge and next_iterations is None:
-                next_iterations = {n.name for n in graph_def.node if n.op in NEXT_ITERATION}
-            if is_merge and src in next_iterations:
-                back.append((name, slot, src, src_slot, expected, actual))
-                continue
-            per_node[name] = Finding(name, INPUT_TYPE,
-                                     _edge_message(name, slot, src, src_slot, expected, actual),
-                                     [src])
-            break
-    for name, verdict in late:
-        if name not in per_node:
-            per_node[name] = Finding(name, verdict.late_kind,
-                                     verdict.late_template.replace("\0", name))
-    ordered = _tf_order(graph_def, per_node) if len(per_node) > 1 else list(per_node.values())
-    if library:
-        ordered.extend(_function_findings(graph_def, opdb, library))
-    for name, slot, src, src_slot, expected, actual in back:
-        if name not in per_node:
-            ordered.append(Finding(name, INPUT_TYPE,
-                                   _edge_message(name, slot, src, src_slot, expected, actual), [src]))
-    return Validation(ordered)
+        for name, verdict in late:
+            if name not in per_node:
+                per_node[name] = Finding(name, verdict.late_kind,
+                                         verdict.late_template.replace("\0", name))
+        ordered = _tf_order(graph_def, per_node) if len(per_node) > 1 else list(per_node.values())
+        if library:
+            ordered.extend(_function_findings(graph_def, opdb, library))
+        for name, slot, src, src_slot, expected, actual in back:
+            if name not in per_node:
+                ordered.append(Finding(name, INPUT_TYPE,
+                                       _edge_message(name, slot, src, src_slot, expected, actual), [src]))
+        return Validation(ordered)
 
 
 def _function_findings(graph_def, opdb, library) -> list[Finding]:
