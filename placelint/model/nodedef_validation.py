@@ -124,28 +124,44 @@ def _split_input(ref: str) -> tuple[str, int]:
 def _attrs_key(info, attrs, signature: tuple) -> tuple:
     """What of a node's attrs its verdict depends on, as a memo key: ``signature`` (the op
     database's key: the values of the type, number and kernel-constraint attrs, which the
-    builder computed), the values of the op's other declared attrs, and ``_output_shapes``.
-    Attrs the OpDef does not declare (``_class`` above all: the colocation lists are what
-    makes most nodes of a training graph differ) are read by no check. A value is its
-    serialized bytes: equal bytes are equal values (different map orders of one value
-    merely miss the memo)."""
+    builder computed), the op's other declared attrs, and ``_output_shapes``. Attrs the
+    OpDef does not declare (``_class`` above all: the colocation lists are what makes most
+    nodes of a training graph differ) are read by no check. A value is its serialized
+    bytes (equal bytes are equal values; different map orders of one value merely miss the
+    memo), or only its kind (``WhichOneof``) for an attr whose checks read nothing else:
+    a Const's tensor is not serialized again."""
     key = [signature]
-    for name in _unsigned(info):
-        key.append(attrs[name].SerializeToString() if name in attrs else None)
+    for name, kind_only in _unsigned(info):
+        if name in attrs:
+            value = attrs[name]
+            if kind_only:
+                case = value.WhichOneof("value")
+                key.append(case if case != "list" else value.SerializeToString())
+            else:
+                key.append(value.SerializeToString())
+        else:
+            key.append(None)
     if OUTPUT_SHAPES in attrs:
         key.append(attrs[OUTPUT_SHAPES].SerializeToString())
     return tuple(key)
 
 
-_UNSIGNED: dict[str, tuple[str, ...]] = {}
+_UNSIGNED: dict[str, tuple[tuple[str, bool], ...]] = {}
+#: scalar attr types whose value ``validate_attr_value`` checks only for its kind when the
+#: AttrDef sets no minimum and no allowed values (and the importer's shape check is off)
+_KIND_ONLY = frozenset({"tensor", "bool", "float", "func", "string", "int", "shape"})
 
 
-def _unsigned(info) -> tuple[str, ...]:
-    """The op's declared attrs that ``OpInfo.signature`` does not read."""
+def _unsigned(info) -> tuple[tuple[str, bool], ...]:
+    """The op's declared attrs that ``OpInfo.signature`` does not read, each with whether
+    its kind alone decides its checks."""
     names = _UNSIGNED.get(info.name)
     if names is None:
         sig = set(info.signature_attrs)
-        names = _UNSIGNED[info.name] = tuple(a for a in info.attr_defs if a not in sig)
+        names = _UNSIGNED[info.name] = tuple(
+            (a, d.type in _KIND_ONLY and d.minimum is None and d.allowed is None
+             and not d.shape_checked)
+            for a, d in info.attr_defs.items() if a not in sig)
     return names
 
 
@@ -169,6 +185,9 @@ def validate_graph_def(graph_def, opdb) -> Validation:
     return validator.result()
 
 
+_UNSEEN = object()
+
+
 class NodeDefValidator:
     """``validate_graph_def`` node by node, for the graph builder, which hands each
     top-level NodeDef over as it reads it (its fields read once, nothing kept per node but
@@ -182,7 +201,14 @@ class NodeDefValidator:
         self.out_types: dict[str, list[int] | None] = {}   # None: unknown, or the node failed
         self.per_node: dict[str, Finding] = {}
         self.late: list[tuple[str, _Verdict]] = []
-        self.typed: list[tuple[str, str, list[int], list[str]]] = []
+        # the edge checks, made as each node comes (a node's inputs from nodes not seen yet
+        # wait in ``deferred``), keyed by the node's sequence number to restore the order
+        # of one pass after all the nodes: (seq, finding); (seq, slot, loop back edge)
+        self.seq = 0
+        self.deferred: list[tuple] = []
+        self.edge_findings: list[tuple[int, Finding]] = []
+        self.back: list[tuple[int, int, tuple]] = []
+        self.next_iterations: set[str] | None = None
 
     def check(self, nd, name: str, op: str, inputs: list[str], node) -> None:
         """The checks of ``nd`` (``name``, ``op``, ``inputs``: its fields) that need no
@@ -224,41 +250,56 @@ class NodeDefValidator:
             return
         out_types[name] = verdict.out_types
         if n_data:
-            self.typed.append((name, op, in_types, inputs))
+            self._check_inputs(self.seq, name, op, in_types, inputs, 0, False)
+        self.seq += 1
         if verdict.late_kind is not None:
             self.late.append((name, verdict))
+
+    def _check_inputs(self, seq: int, name: str, op: str, in_types: list[int],
+                      inputs: list[str], start: int, final: bool) -> None:
+        """MakeEdge's dtype check of the data inputs of node ``name`` from slot ``start``:
+        TF's first refusal per node. Not ``final``: an input from a node not seen yet
+        defers the rest of the node."""
+        out_types = self.out_types
+        for slot in range(start, len(inputs)):
+            ref = inputs[slot]
+            if ref[:1] == "^":
+                return
+            if ":" in ref:
+                src, src_slot = _split_input(ref)
+            else:
+                src, src_slot = ref, 0
+            src_types = out_types.get(src, _UNSEEN)
+            if src_types is _UNSEEN and not final:
+                self.deferred.append((seq, name, op, in_types, inputs, slot))
+                return
+            if src_types is None or src_types is _UNSEEN or not 0 <= src_slot < len(src_types):
+                continue                  # failed or unknown source, or PL005's bad output
+            expected, actual = in_types[slot], src_types[src_slot]
+            if expected == actual or expected == _dt.base_type(actual):
+                continue
+            if op in NODEDEF_MERGE:
+                if self.next_iterations is None:
+                    self.next_iterations = {n.name for n in self.graph_def.node
+                                            if n.op in NEXT_ITERATION}
+                if src in self.next_iterations:
+                    self.back.append((seq, slot, (name, slot, src, src_slot, expected, actual)))
+                    continue
+            self.edge_findings.append((seq, Finding(
+                name, INPUT_TYPE, _edge_message(name, slot, src, src_slot, expected, actual),
+                [src])))
+            return
 
     def result(self) -> Validation:
         """The edge checks, then every finding in TensorFlow's order."""
         graph_def, opdb, library = self.graph_def, self.opdb, self.library
         out_types, per_node, late = self.out_types, self.per_node, self.late
-        typed = self.typed
-        back: list[tuple[str, int, str, int, int, int]] = []   # loop back edges, typed last
-        next_iterations: set[str] | None = None
-        for name, op, in_types, inputs in typed:
-            is_merge = op in NODEDEF_MERGE
-            for slot, ref in enumerate(inputs):
-                if ref[:1] == "^":
-                    break
-                if ":" in ref:
-                    src, src_slot = _split_input(ref)
-                else:
-                    src, src_slot = ref, 0
-                src_types = out_types.get(src)
-                if src_types is None or not 0 <= src_slot < len(src_types):
-                    continue                  # failed or unknown source, or PL005's bad output
-                expected, actual = in_types[slot], src_types[src_slot]
-                if expected == actual or expected == _dt.base_type(actual):
-                    continue
-                if is_merge and next_iterations is None:
-                    next_iterations = {n.name for n in graph_def.node if n.op in NEXT_ITERATION}
-                if is_merge and src in next_iterations:
-                    back.append((name, slot, src, src_slot, expected, actual))
-                    continue
-                per_node[name] = Finding(name, INPUT_TYPE,
-                                         _edge_message(name, slot, src, src_slot, expected, actual),
-                                         [src])
-                break
+        for deferred in self.deferred:
+            self._check_inputs(*deferred, True)
+        for _seq, finding in sorted(self.edge_findings, key=lambda x: x[0]):
+            per_node[finding.node] = finding
+        # loop back edges, typed last
+        back = [edge for _seq, _slot, edge in sorted(self.back, key=lambda x: x[:2])]
         for name, verdict in late:
             if name not in per_node:
                 per_node[name] = Finding(name, verdict.late_kind,
