@@ -165,8 +165,15 @@ class _Builder(FunctionExpansion):
         connect = self._connect
         top_level = resolve is _top_resolve
         for ref in inputs:
-            if top_level and ref and ref[0] != "^" and ":" not in ref:
-                src, src_slot, text = ref, 0, ref   # _top_resolve's usual case
+            if top_level and ref and ref[0] != "^":     # _top_resolve's usual cases
+                if ":" not in ref:
+                    src, src_slot, text = ref, 0, ref
+                else:
+                    src, _, index = ref.rpartition(":")
+                    if src and index.isdigit() and index.isascii() and len(index) < 10:
+                        src_slot, text = int(index), ref
+                    else:
+                        src, src_slot, text = resolve(ref)
             else:
                 src, src_slot, text = resolve(ref)
             if src_slot == -1:
