@@ -224,9 +224,12 @@ class NodeDefValidator:
         if info is None:
             out_types[name] = None        # unknown op (PL105) or a function call: unchecked
             return
-        attrs = nd.attr
-        key = (op, _attrs_key(info, attrs, info.signature(attrs) if node is None
-                              else node.op_signature))
+        if node is None:
+            attrs = nd.attr
+            key = (op, _attrs_key(info, attrs, info.signature(attrs)))
+        else:
+            attrs = node.attrs              # nd.attr, as the builder read it
+            key = (op, _attrs_key(info, attrs, node.op_signature))
         verdict = self.memo.get(key)
         if verdict is None:
             verdict = self.memo[key] = _judge_attrs(nd, info)
