@@ -160,7 +160,7 @@ def test_colocation_lists_do_not_split_the_memo_and_other_attrs_do():
     """The verdict memo is keyed by a node's attrs without ``_class`` (no check reads it):
     nodes that differ only in their colocation list share one judgement, and a node whose
     other attrs differ is still judged on its own (its missing attr found)."""
-    from placelint.model.nodedef_validation import _attr_bytes
+    from placelint.model.nodedef_validation import _attrs_key
     gd = _text_graph("""
 node { name: "a" op: "Identity" input: "x" attr { key: "T" value { type: DT_FLOAT } }
        attr { key: "_class" value { list { s: "loc:@x" } } } }
@@ -169,7 +169,8 @@ node { name: "b" op: "Identity" input: "y" device: "/cpu:0"
        attr { key: "T" value { type: DT_FLOAT } } }
 node { name: "c" op: "Identity" input: "y" attr { key: "T" value { type: DT_INT32 } } }
 """)
-    keys = [_attr_bytes(nd.SerializeToString()) for nd in gd.node]
+    info = get_opdb().op("Identity")
+    keys = [_attrs_key(info, nd.attr, info.signature(nd.attr)) for nd in gd.node]
     assert keys[0] == keys[1] != keys[2]
     findings = _findings("""
 node { name: "x" op: "Placeholder" attr { key: "dtype" value { type: DT_FLOAT } } }

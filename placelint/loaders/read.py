@@ -106,9 +106,11 @@ def read_model_file(path: Path, *, expect: str | None = None,
                                              "(protobuf's text parser is slow: raise the limit "
                                              "with --max-text-size, or convert the model to "
                                              "binary .pb)")
-                data = head + fh.read()
+                fh.seek(0)      # (reading it whole again: no second copy of the file)
+                data = fh.read()
                 return _parse_text(path, data, expect)
-            data = head + fh.read()
+            fh.seek(0)
+            data = fh.read()
     except OSError as exc:
         raise LoadError(UnreadableModel, f"cannot read file: {exc.strerror or exc}") from None
     return _parse_binary(path, data, expect)

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from ..checks.pl002_unsupported_format import UnsupportedFormat
 from ..checks.pl005_invalid_graph import InvalidGraph
 from ..diagnostics import Diagnostic
-from ..dtypes import DT_RESOURCE, is_ref
+from ..dtypes import DT_RESOURCE, REF_OFFSET
 from ..humanize import list_names
 from ..opdb import OpInfo, get_opdb
 from ..proto import GraphDef, NodeDef
@@ -25,7 +25,7 @@ from .devices import DeviceSpec, parse_device
 from .expand import CALL_ARG_ATTR, CONTROL_FLOW_FUNCS, FunctionExpansion
 from .graph import Edge, Graph, Node
 from .ops import PARTITIONED_CALL
-from .nodedef_validation import validate_graph_def
+from .nodedef_validation import NodeDefValidator
 from .shapes import SHAPE_ATTR_OPS, static_output_shapes
 from .tensor_names import parse_input
 from .validate import validate
@@ -86,10 +86,22 @@ class _Builder(FunctionExpansion):
         self._bad_inputs: dict[str, list[Edge]] = {}
         # calls (and functional control-flow nodes) whose bodies are soft-placed
         self._soft_calls: set[str] = set()
+        # function -> what expansion reads of it; (body NodeDef id, output arg) -> first slot
+        self._function_bodies: dict[str, tuple] = {}
+        self._arg_starts: dict[tuple[int, str], int | None] = {}
+        # body NodeDef id -> (it, op signature, input, output dtypes, output shapes)
+        self._body_typing: dict[int, tuple] = {}
 
     # -- nodes -------------------------------------------------------------------
     def add_nodedef(self, nd: NodeDef, name: str, device: str, function: str, call_site: str,
                     loop: str, resolve, stack: tuple[str, ...]):
+        self.add(nd, name, nd.op, device, nd.input[:], function, call_site, loop, resolve, stack)
+
+    def add(self, nd: NodeDef, name: str, op: str, device: str, inputs: list[str],
+            function: str, call_site: str, loop: str, resolve, stack: tuple[str, ...]):
+        """Add ``nd`` as ``name`` (``op``, ``device``, ``inputs``: its fields as the caller
+        read them: each protobuf field access makes a new Python object). Returns the
+        ``Node`` made (None: a duplicate, an expanded call, or past the budget)."""
         nodes = self.graph.nodes
         if name in nodes:
             if name in self._duplicates:
@@ -107,32 +119,42 @@ class _Builder(FunctionExpansion):
                     f"function expansion stopped at {MAX_EXPANDED_NODES} nodes; "
                     "the rest of the model is not analysed", node=name))
             return
-        op = nd.op
         op = self._ops.setdefault(op, op)
         if op in PARTITIONED_CALL or op in self.library:
             fname = self._called_function(nd)
             if self._expand_call(nd, name, fname, device, function, call_site, loop, resolve, stack):
-                return
+                return None
         try:
             device, spec = self._devices[device]
         except KeyError:
             spec = parse_device(device)
             self._devices[device] = (device, spec)
-        node = Node(name, op, device, spec, nd.attr)
-        node.function, node.call_site, node.loop = function, call_site, loop
-        if call_site and call_site in self._soft_calls:
-            node.soft = True
-        types = self._add_node(node)
-        inputs = nd.input[:]
+        # every field positionally: no default factories to run
+        node = Node(name, op, device, spec, nd.attr, [], [], None, None, function, call_site,
+                    loop, None, None, None, bool(call_site) and call_site in self._soft_calls)
+        types = self._add_node(node, nd if function else None)
         if inputs:
             self._add_inputs(node, inputs, resolve, types)
         if op in CONTROL_FLOW_FUNCS:
             self._attach_bodies(nd, node, device, function, loop, resolve, stack)
+        return node
 
-    def _add_node(self, node: Node) -> list[int] | None:
-        """Add ``node`` to the graph and type it; return its input dtypes (None: unknown)."""
-        self.graph.add_node(node)
-        return self._type_node(node)
+    def _add_node(self, node: Node, body: NodeDef | None = None) -> list[int] | None:
+        """Add ``node`` to the graph and type it; return its input dtypes (None: unknown).
+        (The graph is filled directly; ``finish`` tells it that it changed.) ``body``: the
+        function body NodeDef ``node`` was made from, typed once for every call."""
+        self.graph.nodes[node.name] = node
+        if body is None or node.name in self.input_types:
+            return self._type_node(node)
+        typing = self._body_typing.get(id(body))
+        if typing is None:
+            types = self._type_node(node)
+            # (the NodeDef is kept: its id cannot be reused while the entry lives)
+            self._body_typing[id(body)] = (body, node.op_signature, types, node.output_dtypes,
+                                           node.output_shapes)
+            return types
+        _, node.op_signature, types, node.output_dtypes, node.output_shapes = typing
+        return types
 
     def _add_inputs(self, node: Node, inputs, resolve, types: list[int] | None = None):
         """Connect ``node`` to its ``inputs`` (``types``: its input dtypes)."""
@@ -140,10 +162,18 @@ class _Builder(FunctionExpansion):
         seen_control = 0
         pending, name = self.pending, node.name
         nodes, alias, control_alias = self.graph.nodes, self.alias, self.control_alias
+        connect = self._connect
         top_level = resolve is _top_resolve
         for ref in inputs:
-            if top_level and ref and ref[0] != "^" and ":" not in ref:
-                src, src_slot, text = ref, 0, ref   # _top_resolve's usual case
+            if top_level and ref and ref[0] != "^":     # _top_resolve's usual cases
+                if ":" not in ref:
+                    src, src_slot, text = ref, 0, ref
+                else:
+                    src, _, index = ref.rpartition(":")
+                    if src and index.isdigit() and index.isascii() and len(index) < 10:
+                        src_slot, text = int(index), ref
+                    else:
+                        src, src_slot, text = resolve(ref)
             else:
                 src, src_slot, text = resolve(ref)
             if src_slot == -1:
@@ -168,7 +198,7 @@ class _Builder(FunctionExpansion):
             # made here goes from an older node to the newest one: forward (see finish).
             source = nodes.get(src) if direct and not pending else None
             if source is not None and source is not node:     # (a self-loop waits too)
-                self._connect(source, src_slot, node, dst_slot, types)
+                connect(source, src_slot, node, dst_slot, types)
             else:
                 pending.append((src, src_slot, name, dst_slot, text))
                 if dst_slot >= 0:
@@ -176,14 +206,27 @@ class _Builder(FunctionExpansion):
 
     def _connect(self, source: Node, src_slot: int, dest: Node, dst_slot: int,
                  types: list[int] | None) -> None:
-        """The one way an edge is made: added to the graph and, for data, typed from the
-        destination's input dtypes ``types`` (else its source's output dtypes)."""
+        """The one way an edge is made: added to its two nodes and, for data, typed from
+        the destination's input dtypes ``types`` (else its source's output dtypes); its
+        ``ref`` is true for a ref or ``DT_RESOURCE`` dtype."""
         # the source's own name string (equal to the input's): later look-ups of
         # ``e.src`` in ``graph.nodes`` then match the key by identity
-        edge = Edge(source.name, src_slot, dest.name, dst_slot)
-        self.graph.add_edge(edge, source, dest)
-        if src_slot >= 0 and _type_edge(edge, source, types):
-            self._bad_inputs.setdefault(dest.name, []).append(edge)
+        if src_slot < 0:
+            edge = Edge(source.name, src_slot, dest.name, dst_slot)
+        else:
+            src_types = source.output_dtypes
+            if types is not None and dst_slot < len(types):
+                dtype = types[dst_slot]
+            elif src_types is not None and src_slot < len(src_types):
+                dtype = src_types[src_slot]
+            else:
+                dtype = None
+            edge = Edge(source.name, src_slot, dest.name, dst_slot, dtype,
+                        dtype is not None and (dtype == DT_RESOURCE or dtype > REF_OFFSET))
+            if src_types is not None and src_slot >= len(src_types) and source.op != "_Arg":
+                self._bad_inputs.setdefault(dest.name, []).append(edge)
+        source.out_edges.append(edge)
+        dest.in_edges.append(edge)
 
     # -- edges -------------------------------------------------------------------
     def finish(self) -> BuildResult:
@@ -221,6 +264,7 @@ class _Builder(FunctionExpansion):
                                     f"input node '{texts[0]}'\")", node=dst))
         for bad in self._bad_inputs.values():
             self.diags.append(self._bad_inputs_diag(bad))
+        self.graph.changed()
         if forward:
             self.graph.note_edges_point_forward()
         self.diags.extend(validate(self.graph))
@@ -261,27 +305,6 @@ class _Builder(FunctionExpansion):
                      related=sorted({x.src for x in bad})[:10])
 
 
-def _type_edge(e: Edge, src: Node, types: list[int] | None) -> bool:
-    """Set the dtype of data edge ``e`` from ``src``: the destination's input dtype
-    (``types``) where known, else the source's output dtype. True when ``e`` reads an
-    output ``src`` does not have."""
-    src_slot = e.src_slot
-    src_types = src.output_dtypes
-    bad = src_types is not None and src_slot >= len(src_types) and src.op != "_Arg"
-    dst_slot = e.dst_slot
-    if types is not None and dst_slot < len(types):
-        dtype = types[dst_slot]
-    elif src_types is not None and src_slot < len(src_types):
-        dtype = src_types[src_slot]
-    else:
-        return bad
-    if dtype is not None:
-        e.dtype = dtype
-        e.ref = dtype == DT_RESOURCE or is_ref(dtype)
-    return bad
-
-
-
 def _quoted(texts: list[str], limit: int = 5) -> str:
     return list_names([f"'{t}'" for t in texts], limit=limit)
 
@@ -299,11 +322,16 @@ def build_graph(graph_def: GraphDef, *, name: str = "") -> BuildResult:
     """Build the analysed graph from a GraphDef, expanding its function library."""
     b = _Builder(graph_def, name)
 
-    add = b.add_nodedef
+    add = b.add
+    # each top-level NodeDef's fields are read once, for the builder and the validation
+    validator = NodeDefValidator(graph_def, b.opdb)
+    check = validator.check
     for nd in graph_def.node:
-        add(nd, nd.name, nd.device, "", "", "", _top_resolve, ())
+        node_name, op, inputs = nd.name, nd.op, nd.input[:]
+        check(nd, node_name, op, inputs, add(nd, node_name, op, nd.device, inputs, "", "", "",
+                                             _top_resolve, ()))
     result = b.finish()
-    checked = validate_graph_def(graph_def, b.opdb)
+    checked = validator.result()
     if checked.findings:
         result.graph.invalid_nodes = checked.invalid_nodes
         result.diagnostics.extend(checked.diagnostics())

@@ -17,6 +17,8 @@ and finishes into the op through control edges, so its ops are analysed (and mar
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from ..checks.pl003_recursive_function import RecursiveFunction
 from ..checks.pl004_missing_function import MissingFunction
 from ..checks.pl005_invalid_graph import InvalidGraph
@@ -81,13 +83,16 @@ class FunctionExpansion:
         if outer_soft or _config_soft(nd):
             self._soft_calls.add(name)
         prefix = name + "/"
-        sig = fdef.signature
-        self._body_nodedefs.update({prefix + n.name: n for n in fdef.node_def})
+        bodies, body_names, in_args, out_args, rets, control_rets = self._function_parts(
+            fname, fdef)
+        self._body_nodedefs.update({prefix + b[1]: b[0] for b in bodies})
         body_stack = (*stack, fname)
         data_refs = [r for r in nd.input if not r.startswith("^")]
         control_refs = [r for r in nd.input if r.startswith("^")]
-        taken = {n.name for n in fdef.node_def}
+        taken = set(body_names)
         nodes = self.graph.nodes
+        spec = parse_device(device)
+        partitioned = nd.op in PARTITIONED_CALL
 
         def unique(base: str) -> str:
             """A name for a node placelint adds (``_Arg``, ``_Retval``, control NoOps) that
@@ -102,18 +107,18 @@ class FunctionExpansion:
         entry_control = None
         if control_refs:
             entry_control = unique("input_control_node")
-            ctl = Node(name=entry_control, op="NoOp", device=device, spec=parse_device(device),
+            ctl = Node(name=entry_control, op="NoOp", device=device, spec=spec,
                        function=fname, call_site=name, loop=loop, soft=outer_soft)
             self._add_inputs(ctl, control_refs, resolve, self._add_node(ctl))
-        for i, arg in enumerate(sig.input_arg):
-            arg_name = unique(arg.name)
-            arg_nodes[arg.name] = arg_name
-            dtype = arg.type or _attr_type(nd, arg.type_attr)
+        for i, (arg, arg_type, type_attr) in enumerate(in_args):
+            arg_name = unique(arg)
+            arg_nodes[arg] = arg_name
+            dtype = arg_type or _attr_type(nd, type_attr)
             self.input_types[arg_name] = [dtype] if dtype else None
             attrs = _arg_attrs(dtype, i)
-            if nd.op in PARTITIONED_CALL:
-                attrs[CALL_ARG_ATTR] = AttrValue(b=True)
-            node = Node(name=arg_name, op="_Arg", device=device, spec=parse_device(device),
+            if partitioned:
+                attrs[CALL_ARG_ATTR] = _CALL_ARG_VALUE
+            node = Node(name=arg_name, op="_Arg", device=device, spec=spec,
                         attrs=attrs, function=fname, call_site=name, loop=loop,
                         output_dtypes=[dtype] if dtype else None, soft=outer_soft)
             types = self._add_node(node)
@@ -122,43 +127,59 @@ class FunctionExpansion:
             else:
                 self.diags.append(InvalidGraph.diag(
                     f"call '{name}' passes {len(data_refs)} inputs but "
-                    f"function '{fname}' takes {len(sig.input_arg)}",
+                    f"function '{fname}' takes {len(in_args)}",
                     node=name))
             if entry_control:
                 self.pending.append((entry_control, -1, arg_name, -1, "^" + entry_control))
 
         body_resolve = self._function_resolver(prefix, arg_nodes)
-        for body in fdef.node_def:
-            self.add_nodedef(body, name=prefix + body.name, device=body.device or device,
-                             function=fname, call_site=name, loop=loop,
-                             resolve=body_resolve, stack=body_stack)
-            if entry_control and not body.input:
-                self.pending.append((entry_control, -1, prefix + body.name, -1, "^" + entry_control))
+        add = self.add
+        for body, body_name, op, body_device, inputs in bodies:
+            add(body, prefix + body_name, op, body_device or device, inputs, fname, name, loop,
+                body_resolve, body_stack)
+            if entry_control and not inputs:
+                self.pending.append((entry_control, -1, prefix + body_name, -1, "^" + entry_control))
 
         ret_nodes = []
-        for i, out in enumerate(sig.output_arg):
-            ret_name = unique(out.name)
-            dtype = out.type or _attr_type(nd, out.type_attr)
+        for i, (out, out_type, type_attr) in enumerate(out_args):
+            ret_name = unique(out)
+            dtype = out_type or _attr_type(nd, type_attr)
             self.input_types[ret_name] = [dtype] if dtype else None
-            node = Node(name=ret_name, op="_Retval", device=device, spec=parse_device(device),
+            node = Node(name=ret_name, op="_Retval", device=device, spec=spec,
                         attrs=_arg_attrs(dtype, i), function=fname, call_site=name, loop=loop,
                         output_dtypes=[dtype] if dtype else None, soft=outer_soft)
             types = self._add_node(node)
-            ref = fdef.ret.get(out.name)
+            ref = rets.get(out)
             if ref is not None:
                 self._add_inputs(node, [ref], body_resolve, types)
             self.alias[(name, i)] = (ret_name, 0)
             ret_nodes.append(ret_name)
         exit_control = unique("output_control_node")
         self._add_node(Node(name=exit_control, op="NoOp", device=device,
-                            spec=parse_device(device), function=fname, call_site=name,
+                            spec=spec, function=fname, call_site=name,
                             loop=loop, soft=outer_soft))
         for r in ret_nodes:
             self.pending.append((r, -1, exit_control, -1, "^" + r))
-        for ctl in fdef.control_ret.values():
+        for ctl in control_rets:
             self.pending.append((prefix + ctl, -1, exit_control, -1, "^" + ctl))
         self.control_alias[name] = exit_control
         return True
+
+    def _function_parts(self, fname: str, fdef) -> tuple:
+        """What expanding a call of function ``fname`` reads of its FunctionDef, read once
+        for all its calls (each protobuf field access makes a new Python object): per body
+        node ``(nd, name, op, device, inputs)``; the body node names; per input and output
+        arg ``(name, type, type_attr)``; ``ret`` as a dict; the ``control_ret`` nodes."""
+        parts = self._function_bodies.get(fname)
+        if parts is None:
+            bodies = [(nd, nd.name, nd.op, nd.device, nd.input[:]) for nd in fdef.node_def]
+            sig = fdef.signature
+            parts = self._function_bodies[fname] = (
+                bodies, frozenset(b[1] for b in bodies),
+                [(a.name, a.type, a.type_attr) for a in sig.input_arg],
+                [(a.name, a.type, a.type_attr) for a in sig.output_arg],
+                dict(fdef.ret), list(fdef.control_ret.values()))
+        return parts
 
     def _function_resolver(self, prefix: str, arg_nodes: dict[str, str]):
         opdb = self.opdb
@@ -187,6 +208,16 @@ class FunctionExpansion:
         nd = self._body_nodedefs.get(full_name)
         if nd is None:
             return None
+        # the same body NodeDef object for every call of its function (_body_fields keeps it)
+        key = (id(nd), out_arg)
+        try:
+            return self._arg_starts[key]
+        except KeyError:
+            start = self._arg_starts[key] = self._find_output_arg_start(nd, out_arg, opdb,
+                                                                         library)
+            return start
+
+    def _find_output_arg_start(self, nd, out_arg: str, opdb, library):
         fname = self._called_function(nd)
         if fname and fname in library and nd.op not in PARTITIONED_CALL:
             names = [a.name for a in library[fname].signature.output_arg]
@@ -235,11 +266,25 @@ class FunctionExpansion:
 
 
 def _arg_attrs(dtype: int | None, index: int) -> dict[str, AttrValue]:
-    """The attrs TF gives ``_Arg``/``_Retval`` nodes (``T``, ``index``)."""
-    attrs = {"index": AttrValue(i=index)}
+    """The attrs TF gives ``_Arg``/``_Retval`` nodes (``T``, ``index``): a new dict of
+    shared values (attrs are never changed after the build)."""
+    attrs = {"index": _index_value(index)}
     if dtype:
-        attrs["T"] = AttrValue(type=dtype)
+        attrs["T"] = _type_value(dtype)
     return attrs
+
+
+@lru_cache(maxsize=None)
+def _index_value(index: int) -> AttrValue:
+    return AttrValue(i=index)
+
+
+@lru_cache(maxsize=None)
+def _type_value(dtype: int) -> AttrValue:
+    return AttrValue(type=dtype)
+
+
+_CALL_ARG_VALUE = AttrValue(b=True)
 
 
 def _config_soft(nd: NodeDef) -> bool:

@@ -22,6 +22,8 @@ from .ops import NEXT_ITERATION
 if TYPE_CHECKING:
     import networkx as nx
 
+    from .arrays import GraphArrays
+
 __all__ = ["Edge", "Graph", "Node", "SourceLocation"]
 
 
@@ -121,6 +123,11 @@ class Graph:
         # (edges that pointed forward still do: _forward stays)
         self._nx = self._derived = None
 
+    def changed(self) -> None:
+        """Drop everything derived from the graph: for a builder that filled ``nodes`` and
+        the nodes' edge lists directly (one call at the end rather than one per change)."""
+        self._nx = self._positions = self._forward = self._derived = None
+
     def derived(self, key: str, build: Callable[[], Any]) -> Any:
         """An index derived from the graph (e.g. the analyses' ``IndexedDag``): built by
         ``build`` on first use and kept until the graph changes."""
@@ -131,6 +138,14 @@ class Graph:
         except KeyError:
             value = self._derived[key] = build()
             return value
+
+    @property
+    def arrays(self) -> GraphArrays:
+        """The graph as integer arrays (``model.arrays``): built on first use, kept until
+        the graph changes."""
+        from .arrays import graph_arrays   # numpy: only when a pass asks for the arrays
+
+        return self.derived("arrays", lambda: graph_arrays(self))
 
     # -- access ---------------------------------------------------------------
     def __contains__(self, name: str) -> bool:

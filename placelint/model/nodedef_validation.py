@@ -121,44 +121,48 @@ def _split_input(ref: str) -> tuple[str, int]:
 # --------------------------------------------------------------------------- the pass
 
 
-def _attr_bytes(data: bytes) -> bytes:
-    """The serialized NodeDef from its attr map on, without its ``_class`` entry: fields 1-4
-    (name, op, input, device; one-byte tags 0x0a-0x22, length-delimited) are skipped, and so
-    is the map entry (field 5) whose key is ``_class``, which no check reads. Equal bytes are
-    equal checked attrs (and debug info), so per-node answers are memoized on them: in a
-    training graph the colocation lists are what makes most nodes' attrs differ."""
-    pos, end = 0, len(data)
-    while pos < end and data[pos] < 0x2a:
-        length = data[pos + 1]      # a one-byte length (most fields) is read here
-        pos = pos + 2 + length if length < 0x80 else _field(data, pos)[1]
-    data = data[pos:]
-    if b"_class" not in data:
-        return data
-    pos, end = 0, len(data)
-    while pos < end and data[pos] == 0x2a:
-        length = data[pos + 1]
-        start, nxt = (pos + 2, pos + 2 + length) if length < 0x80 else _field(data, pos)
-        if data.startswith(_CLASS_KEY, start):
-            return data[:pos] + data[nxt:]
-        pos = nxt
-    return data
+def _attrs_key(info, attrs, signature: tuple) -> tuple:
+    """What of a node's attrs its verdict depends on, as a memo key: ``signature`` (the op
+    database's key: the values of the type, number and kernel-constraint attrs, which the
+    builder computed), the op's other declared attrs, and ``_output_shapes``. Attrs the
+    OpDef does not declare (``_class`` above all: the colocation lists are what makes most
+    nodes of a training graph differ) are read by no check. A value is its serialized
+    bytes (equal bytes are equal values; different map orders of one value merely miss the
+    memo), or only its kind (``WhichOneof``) for an attr whose checks read nothing else:
+    a Const's tensor is not serialized again."""
+    key = [signature]
+    for name, kind_only in _unsigned(info):
+        if name in attrs:
+            value = attrs[name]
+            if kind_only:
+                case = value.WhichOneof("value")
+                key.append(case if case != "list" else value.SerializeToString())
+            else:
+                key.append(value.SerializeToString())
+        else:
+            key.append(None)
+    if OUTPUT_SHAPES in attrs:
+        key.append(attrs[OUTPUT_SHAPES].SerializeToString())
+    return tuple(key)
 
 
-_CLASS_KEY = b"\n\x06_class"      # a map entry's key field: tag 1, length 6, "_class"
+_UNSIGNED: dict[str, tuple[tuple[str, bool], ...]] = {}
+#: scalar attr types whose value ``validate_attr_value`` checks only for its kind when the
+#: AttrDef sets no minimum and no allowed values (and the importer's shape check is off)
+_KIND_ONLY = frozenset({"tensor", "bool", "float", "func", "string", "int", "shape"})
 
 
-def _field(data: bytes, pos: int) -> tuple[int, int]:
-    """Where the payload of the one-byte-tag, length-delimited field at ``pos`` starts
-    and ends."""
-    pos += 1
-    length = shift = 0
-    while True:
-        b = data[pos]
-        pos += 1
-        length |= (b & 0x7F) << shift
-        if b < 0x80:
-            return pos, pos + length
-        shift += 7
+def _unsigned(info) -> tuple[tuple[str, bool], ...]:
+    """The op's declared attrs that ``OpInfo.signature`` does not read, each with whether
+    its kind alone decides its checks."""
+    names = _UNSIGNED.get(info.name)
+    if names is None:
+        sig = set(info.signature_attrs)
+        names = _UNSIGNED[info.name] = tuple(
+            (a, d.type in _KIND_ONLY and d.minimum is None and d.allowed is None
+             and not d.shape_checked)
+            for a, d in info.attr_defs.items() if a not in sig)
+    return names
 
 
 class _Verdict:
@@ -174,38 +178,69 @@ class _Verdict:
 
 def validate_graph_def(graph_def, opdb) -> Validation:
     """Every node of ``graph_def`` that TensorFlow's importer refuses (see module doc)."""
-    library = {f.signature.name for f in graph_def.library.function}
-    memo: dict[tuple[str, bytes], _Verdict] = {}
-    infos: dict = {}
-    out_types: dict[str, list[int] | None] = {}     # None: unknown, or the node failed
-    per_node: dict[str, Finding] = {}
-    late: list[tuple[str, _Verdict]] = []
-    typed: list[tuple[str, str, list[int], list[str]]] = []
+    validator = NodeDefValidator(graph_def, opdb)
+    check = validator.check
     for nd in graph_def.node:
-        name = nd.name
+        check(nd, nd.name, nd.op, nd.input[:], None)
+    return validator.result()
+
+
+_UNSEEN = object()
+
+
+class NodeDefValidator:
+    """``validate_graph_def`` node by node, for the graph builder, which hands each
+    top-level NodeDef over as it reads it (its fields read once, nothing kept per node but
+    what the edge checks need) with the ``Node`` it made, whose op signature is reused."""
+
+    def __init__(self, graph_def, opdb):
+        self.graph_def, self.opdb = graph_def, opdb
+        self.library = {f.signature.name for f in graph_def.library.function}
+        self.memo: dict[tuple[str, tuple], _Verdict] = {}
+        self.infos: dict = {}
+        self.out_types: dict[str, list[int] | None] = {}   # None: unknown, or the node failed
+        self.per_node: dict[str, Finding] = {}
+        self.late: list[tuple[str, _Verdict]] = []
+        # the edge checks, made as each node comes (a node's inputs from nodes not seen yet
+        # wait in ``deferred``), keyed by the node's sequence number to restore the order
+        # of one pass after all the nodes: (seq, finding); (seq, slot, loop back edge)
+        self.seq = 0
+        self.deferred: list[tuple] = []
+        self.edge_findings: list[tuple[int, Finding]] = []
+        self.back: list[tuple[int, int, tuple]] = []
+        self.next_iterations: set[str] | None = None
+
+    def check(self, nd, name: str, op: str, inputs: list[str], node) -> None:
+        """The checks of ``nd`` (``name``, ``op``, ``inputs``: its fields) that need no
+        other node; ``node``: the graph's ``Node`` made from it, or None."""
+        out_types, per_node = self.out_types, self.per_node
         if name in out_types:
-            continue                      # a duplicate name: PL005's
-        op = nd.op
+            return                        # a duplicate name: PL005's
+        infos = self.infos
         try:
             info = infos[op]
         except KeyError:
-            info = infos[op] = None if op in library else opdb.op(op)
+            info = infos[op] = None if op in self.library else self.opdb.op(op)
         if info is None:
             out_types[name] = None        # unknown op (PL105) or a function call: unchecked
-            continue
-        key = (op, _attr_bytes(nd.SerializeToString()))
-        verdict = memo.get(key)
+            return
+        if node is None:
+            attrs = nd.attr
+            key = (op, _attrs_key(info, attrs, info.signature(attrs)))
+        else:
+            attrs = node.attrs              # nd.attr, as the builder read it
+            key = (op, _attrs_key(info, attrs, node.op_signature))
+        verdict = self.memo.get(key)
         if verdict is None:
-            verdict = memo[key] = _judge_attrs(nd, info)
+            verdict = self.memo[key] = _judge_attrs(nd, info)
         if verdict.kind is not None:
             per_node[name] = Finding(name, verdict.kind, verdict.template.replace("\0", name))
             out_types[name] = None
-            continue
+            return
         in_types = verdict.in_types
         if in_types is None:
             out_types[name] = None        # not resolvable: be conservative
-            continue
-        inputs = nd.input[:]
+            return
         n_data = len(inputs)
         if n_data and inputs[-1][:1] == "^":
             n_data = sum(1 for r in inputs if r[:1] != "^")
@@ -215,50 +250,71 @@ def validate_graph_def(graph_def, opdb) -> Validation:
                                      f"NodeDef expected inputs '{expected}' do not match {n_data} "
                                      f"inputs specified; {op_summary(op)}; NodeDef: node {name}")
             out_types[name] = None
-            continue
+            return
         out_types[name] = verdict.out_types
         if n_data:
-            typed.append((name, op, in_types, inputs))
+            self._check_inputs(self.seq, name, op, in_types, inputs, 0, False)
+        self.seq += 1
         if verdict.late_kind is not None:
-            late.append((name, verdict))
-    back: list[tuple[str, int, str, int, int, int]] = []   # loop back edges, typed last
-    next_iterations: set[str] | None = None
-    for name, op, in_types, inputs in typed:
-        is_merge = op in NODEDEF_MERGE
-        for slot, ref in enumerate(inputs):
+            self.late.append((name, verdict))
+
+    def _check_inputs(self, seq: int, name: str, op: str, in_types: list[int],
+                      inputs: list[str], start: int, final: bool) -> None:
+        """MakeEdge's dtype check of the data inputs of node ``name`` from slot ``start``:
+        TF's first refusal per node. Not ``final``: an input from a node not seen yet
+        defers the rest of the node."""
+        out_types = self.out_types
+        for slot in range(start, len(inputs)):
+            ref = inputs[slot]
             if ref[:1] == "^":
-                break
+                return
             if ":" in ref:
                 src, src_slot = _split_input(ref)
             else:
                 src, src_slot = ref, 0
-            src_types = out_types.get(src)
-            if src_types is None or not 0 <= src_slot < len(src_types):
+            src_types = out_types.get(src, _UNSEEN)
+            if src_types is _UNSEEN and not final:
+                self.deferred.append((seq, name, op, in_types, inputs, slot))
+                return
+            if src_types is None or src_types is _UNSEEN or not 0 <= src_slot < len(src_types):
                 continue                  # failed or unknown source, or PL005's bad output
             expected, actual = in_types[slot], src_types[src_slot]
             if expected == actual or expected == _dt.base_type(actual):
                 continue
-            if is_merge and next_iterations is None:
-                next_iterations = {n.name for n in graph_def.node if n.op in NEXT_ITERATION}
-            if is_merge and src in next_iterations:
-                back.append((name, slot, src, src_slot, expected, actual))
-                continue
-            per_node[name] = Finding(name, INPUT_TYPE,
-                                     _edge_message(name, slot, src, src_slot, expected, actual),
-                                     [src])
-            break
-    for name, verdict in late:
-        if name not in per_node:
-            per_node[name] = Finding(name, verdict.late_kind,
-                                     verdict.late_template.replace("\0", name))
-    ordered = _tf_order(graph_def, per_node) if len(per_node) > 1 else list(per_node.values())
-    if library:
-        ordered.extend(_function_findings(graph_def, opdb, library))
-    for name, slot, src, src_slot, expected, actual in back:
-        if name not in per_node:
-            ordered.append(Finding(name, INPUT_TYPE,
-                                   _edge_message(name, slot, src, src_slot, expected, actual), [src]))
-    return Validation(ordered)
+            if op in NODEDEF_MERGE:
+                if self.next_iterations is None:
+                    self.next_iterations = {n.name for n in self.graph_def.node
+                                            if n.op in NEXT_ITERATION}
+                if src in self.next_iterations:
+                    self.back.append((seq, slot, (name, slot, src, src_slot, expected, actual)))
+                    continue
+            self.edge_findings.append((seq, Finding(
+                name, INPUT_TYPE, _edge_message(name, slot, src, src_slot, expected, actual),
+                [src])))
+            return
+
+    def result(self) -> Validation:
+        """The edge checks, then every finding in TensorFlow's order."""
+        graph_def, opdb, library = self.graph_def, self.opdb, self.library
+        out_types, per_node, late = self.out_types, self.per_node, self.late
+        for deferred in self.deferred:
+            self._check_inputs(*deferred, True)
+        for _seq, finding in sorted(self.edge_findings, key=lambda x: x[0]):
+            per_node[finding.node] = finding
+        # loop back edges, typed last
+        back = [edge for _seq, _slot, edge in sorted(self.back, key=lambda x: x[:2])]
+        for name, verdict in late:
+            if name not in per_node:
+                per_node[name] = Finding(name, verdict.late_kind,
+                                         verdict.late_template.replace("\0", name))
+        ordered = _tf_order(graph_def, per_node) if len(per_node) > 1 else list(per_node.values())
+        if library:
+            ordered.extend(_function_findings(graph_def, opdb, library))
+        for name, slot, src, src_slot, expected, actual in back:
+            if name not in per_node:
+                ordered.append(Finding(name, INPUT_TYPE,
+                                       _edge_message(name, slot, src, src_slot, expected, actual), [src]))
+        return Validation(ordered)
 
 
 def _function_findings(graph_def, opdb, library) -> list[Finding]:

@@ -65,6 +65,11 @@ class OpInfo:
                 key.append(None)
         return tuple(key)
 
+    @property
+    def signature_attrs(self) -> tuple[str, ...]:
+        """The attrs ``signature`` reads, in its order."""
+        return self._sig_attrs
+
     def _memoized(self, what: str, attrs: AttrMap | None, extra, compute: Callable[[], Any],
                   signature: tuple | None = None):
         key = (what, self.signature(attrs) if signature is None else signature, extra)
