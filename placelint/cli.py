@@ -94,7 +94,8 @@ def run():
     is due after the analysis, its scans of those objects cost about as much as the
     transfers phase), the last model analysed stays referenced (``runner.keep_last_report``)
     and, once the output is flushed and the atexit handlers have run, the process leaves
-    with ``os._exit``, without freeing every object one by one. Library callers use
+    with ``os._exit``, without freeing every object one by one (an ordinary exit under a
+    profiler or tracer, whose report is written at exit). Library callers use
     ``main`` (or ``placelint.analyze``), which leave the interpreter as they found it."""
     from . import runner
     gc.disable()
@@ -109,7 +110,9 @@ def run():
     elif not isinstance(code, int):     # sys.exit("message"), as the interpreter does it
         sys.stderr.write(f"{code}\n")
         code = 1
-    import atexit
+    if sys.getprofile() is not None or sys.gettrace() is not None:
+        sys.exit(code)      # under a profiler or tracer (cProfile, coverage): its report
+    import atexit           # is written on the way out
     atexit._run_exitfuncs()
     for stream in (sys.stdout, sys.stderr):
         try:
