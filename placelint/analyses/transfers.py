@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from ..dtypes import DT_FLOAT, base_type, dtype_name, is_ref
 from ..model.devices import DeviceName
@@ -62,7 +63,7 @@ class Transfer:
         """Between two tasks (processes): graph_partition.cc gives each device its own
         partition, and a _Send/_Recv pair across tasks goes over the cluster's RPC
         transport (gRPC) rather than a local memory copy."""
-        return not self.src_device.same_task(self.dst_device)
+        return _across_tasks(self.src_device, self.dst_device)
 
     @property
     def tensor(self) -> str:
@@ -97,6 +98,12 @@ class Transfer:
         }
 
 
+
+
+@lru_cache(maxsize=None)
+def _across_tasks(src: DeviceName, dst: DeviceName) -> bool:
+    """``Transfer.network``, once per pair of devices (the rules ask it of every transfer)."""
+    return not src.same_task(dst)
 
 
 def loop_frames(graph: Graph) -> dict[str, str]:
