@@ -249,14 +249,17 @@ def find_transfers(graph: Graph, placement, shapes=None) -> list[Transfer]:
     nodes = graph.nodes
     host_cpu: dict[DeviceName, DeviceName] = {}     # _host_cpu per consumer device
     tensor = None if shapes is None else shapes.dtype_nbytes
+    get = device.get
     for dst in nodes.values():
-        dst_dev = device.get(dst.name)
+        dst_dev = get(dst.name)
         if dst_dev is None:
             continue
         dst_is_cpu = dst_dev.type == "CPU"
         for e in dst.in_edges:
             src = e.src
-            src_dev = device.get(src)
+            src_dev = get(src)
+            if dst_is_cpu and src_dev == dst_dev:
+                continue    # the usual case (a replicated constant's copy lands here too)
             if src_dev is None:
                 continue
             if src in replicated:
