@@ -65,3 +65,15 @@ def test_keep_last_report_holds_one_report_at_a_time(monkeypatch):
     runner.analyze_one(other, Settings())
     assert len(runner._kept) == 1 and runner._kept[0] is not kept
     assert runner._kept[0].path == other.display
+
+
+def test_a_profiler_still_writes_its_report(tmp_path):
+    """Under cProfile (``bench_kinds.py --profile``) the program exits the ordinary way."""
+    stats = tmp_path / "check.prof"
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "NO_COLOR": "1"}
+    proc = subprocess.run([sys.executable, "-m", "cProfile", "-o", str(stats), "-m", "placelint",
+                           "check", "--no-cache", "--isolated", str(SAMPLE)], cwd=tmp_path,
+                          env=env, capture_output=True, text=True, timeout=300)
+    assert "PL101 [unknown-device]" in proc.stdout
+    import pstats
+    assert any(fn[2] == "run" and fn[0].endswith("cli.py") for fn in pstats.Stats(str(stats)).stats)
