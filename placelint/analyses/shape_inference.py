@@ -247,8 +247,9 @@ class _Inferencer:
                 if len(out) < n_out:
                     out = list(out) + [None] * (n_out - len(out))
                 if recorded:
-                    out = [refine(recorded[i] if i < len(recorded) else None, sh)
-                           for i, sh in enumerate(out)]
+                    out = ([refine(recorded[0], out[0])] if len(out) == 1 else
+                           [refine(recorded[i] if i < len(recorded) else None, sh)
+                            for i, sh in enumerate(out)])
             shapes[name] = out
             if first_pass:
                 if od is not None and len(od) == 1:
