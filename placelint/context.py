@@ -88,13 +88,12 @@ class Context:
         step = self.step
         if step.whole or step.place_pruned or not step.feeds:
             return self.placement
-        from collections import ChainMap
         from .analyses.placer import PlacementResult
         p = self.placement
         client = self.client_device.name
         args = {n: client for n, node in step.graph.nodes.items()
                 if node.op == "_Arg" and n not in p.device}
-        return PlacementResult(p.devices, p.allow_soft_placement, ChainMap(args, p.device),
+        return PlacementResult(p.devices, p.allow_soft_placement, {**p.device, **args},
                                p.errors, p.events, p.unknown_ops, p.group_of)
 
     @cached_property

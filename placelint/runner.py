@@ -117,11 +117,27 @@ def _init_worker(phases) -> None:
     _PHASES = phases
 
 
+#: the report of the last model analysed, when ``keep_last_report`` asked for it
+_kept: list | None = None
+
+
+def keep_last_report() -> None:
+    """Keep the report of the last model this process analysed referenced, for a process
+    that exits without freeing it (``cli.run``). Each report is dropped before the next
+    model is analysed: at most one is held."""
+    global _kept
+    _kept = []
+
+
 def analyze_one(ref, settings, on_phase=None) -> ModelResult:
     """One model through the pipeline; ``on_phase(phase)`` hears each phase."""
     from .pipeline import analyze
+    if _kept:
+        _kept.clear()
     report = analyze(ref, settings) if on_phase is None else analyze(ref, settings,
                                                                      on_phase=on_phase)
+    if _kept is not None:
+        _kept.append(report)
     return ModelResult.from_report(report)
 
 

@@ -136,6 +136,22 @@ class ShapeInfo:
             size = self._sizes[dtype] = _dt.dtype_size(dtype)
         return None if size is None else count * size
 
+    def dtype_nbytes(self, name: str, slot: int = 0) -> tuple[int | None, int | None]:
+        """``(dtype(name, slot), nbytes(name, slot))`` with one look-up of the node."""
+        dtypes = self._dtypes.get(name)
+        dtype = dtypes[slot] if dtypes is not None and 0 <= slot < len(dtypes) else None
+        if dtype is None:
+            return None, None
+        shapes = self._shapes.get(name)
+        count = num_elements(shapes[slot] if shapes is not None and 0 <= slot < len(shapes)
+                             else None)
+        if count is None:
+            return dtype, None
+        size = self._sizes.get(dtype, -1)
+        if size == -1:
+            size = self._sizes[dtype] = _dt.dtype_size(dtype)
+        return dtype, None if size is None else count * size
+
     def output_shapes(self, node) -> list[Shape | None]:
         return list(self._shapes.get(self._name(node), []))
 
@@ -151,6 +167,8 @@ class _Inferencer:
         self.merge_override: dict[str, Shape | None] = {}
         #: a variable's serialized shape attr -> attr_shape of it (shape_fns.variables)
         self.attr_shapes: dict[bytes, Shape | None] = {}
+        #: an integer Const's serialized value attr -> const_value of it (shape_fns.values)
+        self.const_values: dict[bytes, Value | None] = {}
         self._base_dtypes: dict[tuple, list[int | None]] = {}
         self.merges: list[Node] = []     #: the Merge nodes, listed by the first pass
         self.rules = _rules()
@@ -220,11 +238,18 @@ class _Inferencer:
             else:
                 out = None
             if out is None:
-                out = [None] * n_out
-            elif len(out) < n_out:
-                out = list(out) + [None] * (n_out - len(out))
-            if recorded:
-                out = [refine(recorded[i] if i < len(recorded) else None, sh) for i, sh in enumerate(out)]
+                if recorded:    # nothing inferred: the recorded shapes as they are
+                    out = (recorded[:n_out] if len(recorded) >= n_out
+                           else recorded + [None] * (n_out - len(recorded)))
+                else:
+                    out = [None] * n_out
+            else:
+                if len(out) < n_out:
+                    out = list(out) + [None] * (n_out - len(out))
+                if recorded:
+                    out = ([refine(recorded[0], out[0])] if len(out) == 1 else
+                           [refine(recorded[i] if i < len(recorded) else None, sh)
+                            for i, sh in enumerate(out)])
             shapes[name] = out
             if first_pass:
                 if od is not None and len(od) == 1:

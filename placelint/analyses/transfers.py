@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from ..dtypes import DT_FLOAT, base_type, dtype_name, is_ref
 from ..model.devices import DeviceName
@@ -52,15 +53,17 @@ class Transfer:
     fed: bool = False             #: a fed tensor, sent from the client's device
 
     def __post_init__(self):
-        self.src_device = DeviceName.of(self.src_device)
-        self.dst_device = DeviceName.of(self.dst_device)
+        if self.src_device.__class__ is not DeviceName:
+            self.src_device = DeviceName.of(self.src_device)
+        if self.dst_device.__class__ is not DeviceName:
+            self.dst_device = DeviceName.of(self.dst_device)
 
     @property
     def network(self) -> bool:
         """Between two tasks (processes): graph_partition.cc gives each device its own
         partition, and a _Send/_Recv pair across tasks goes over the cluster's RPC
         transport (gRPC) rather than a local memory copy."""
-        return not self.src_device.same_task(self.dst_device)
+        return _across_tasks(self.src_device, self.dst_device)
 
     @property
     def tensor(self) -> str:
@@ -95,6 +98,12 @@ class Transfer:
         }
 
 
+
+
+@lru_cache(maxsize=None)
+def _across_tasks(src: DeviceName, dst: DeviceName) -> bool:
+    """``Transfer.network``, once per pair of devices (the rules ask it of every transfer)."""
+    return not src.same_task(dst)
 
 
 def loop_frames(graph: Graph) -> dict[str, str]:
@@ -210,7 +219,7 @@ def replicated_constants(graph: Graph, placement) -> set[str]:
     for node in graph.nodes.values():
         if node.op not in CONSTANT or len(node.out_edges) <= 1:
             continue
-        if any(e.control for e in node.out_edges):
+        if any(e.src_slot < 0 for e in node.out_edges):
             continue
         dev = device.get(node.name)
         if dev is None or dev.type != "CPU" or "value" not in node.attrs:
@@ -237,18 +246,28 @@ def find_transfers(graph: Graph, placement, shapes=None) -> list[Transfer]:
     replicated = replicated_constants(graph, placement)
     table: dict[tuple[str, int, str, bool], Transfer] = {}
     out: list[Transfer] = []
-    for dst in graph.nodes.values():
-        dst_dev = device.get(dst.name)
+    nodes = graph.nodes
+    host_cpu: dict[DeviceName, DeviceName] = {}     # _host_cpu per consumer device
+    tensor = None if shapes is None else shapes.dtype_nbytes
+    get = device.get
+    for dst in nodes.values():
+        dst_dev = get(dst.name)
         if dst_dev is None:
             continue
         dst_is_cpu = dst_dev.type == "CPU"
         for e in dst.in_edges:
-            src_dev = device.get(e.src)
+            src = e.src
+            src_dev = get(src)
+            if dst_is_cpu and src_dev == dst_dev:
+                continue    # the usual case (a replicated constant's copy lands here too)
             if src_dev is None:
                 continue
-            if e.src in replicated:
-                src_dev = _host_cpu(dst_dev)
-            control = e.src_slot < 0       # (``Edge.control``, without a property call per edge)
+            if src in replicated:
+                src_dev = host_cpu.get(dst_dev)
+                if src_dev is None:
+                    src_dev = host_cpu[dst_dev] = _host_cpu(dst_dev)
+            slot = e.src_slot
+            control = slot < 0          # (``Edge.control``, without a property call per edge)
             if src_dev == dst_dev and (control or dst_is_cpu):
                 continue                    # the usual case: no transfer, nothing else to ask
             if control:
@@ -256,22 +275,26 @@ def find_transfers(graph: Graph, placement, shapes=None) -> list[Transfer]:
             else:
                 on_host = dst_is_cpu or e.dst_slot in memory(dst.name)[0]
             if src_dev == dst_dev:
-                src_on_host = e.src_slot in memory(e.src)[1]
+                src_on_host = slot in memory(src)[1]
                 if src_on_host == on_host:
                     continue        # same device, same memory type: a plain edge
-            key = (e.src, e.src_slot, dst_dev, on_host)
+            key = (src, slot, dst_dev, on_host)
             # TF reuses a _Recv for the same tensor and destination, except for ref-typed
             # outputs ("Collapsing ref edges requires extreme care").
-            t = None if _ref_output(graph, e) else table.get(key)
+            if control:
+                t = table.get(key)
+            else:
+                types = nodes[src].output_dtypes
+                t = (None if types is not None and slot < len(types) and is_ref(types[slot])
+                     else table.get(key))
             if t is None:
-                loop = frames.get(e.src, "")
-                t = Transfer(src=e.src, src_slot=e.src_slot, src_device=src_dev, dst_device=dst_dev,
-                             control=control, in_loop=bool(loop), loop=loop, recv_on_host=on_host)
+                loop = frames.get(src, "")
+                t = Transfer(src, slot, src_dev, dst_dev, control=control, in_loop=bool(loop),
+                             loop=loop, recv_on_host=on_host)
                 if control:
                     t.dtype, t.bytes = DT_FLOAT, 0    # a DT_FLOAT tensor of shape {0}
-                elif shapes is not None:
-                    t.dtype = shapes.dtype(e.src, e.src_slot)
-                    t.bytes = shapes.nbytes(e.src, e.src_slot)
+                elif tensor is not None:
+                    t.dtype, t.bytes = tensor(src, slot)
                 else:
                     t.dtype = e.dtype if e.dtype is None else base_type(e.dtype)
                 table[key] = t
@@ -297,13 +320,6 @@ def step_transfers(step, placement, shapes=None) -> list[Transfer]:
                 t.dtype = shapes.dtype(t.src, t.src_slot)
                 t.bytes = shapes.nbytes(t.src, t.src_slot)
     return out
-
-
-def _ref_output(graph: Graph, e) -> bool:
-    if e.control:
-        return False
-    types = graph.nodes[e.src].output_dtypes
-    return types is not None and e.src_slot < len(types) and is_ref(types[e.src_slot])
 
 
 @dataclass

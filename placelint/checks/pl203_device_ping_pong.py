@@ -12,6 +12,7 @@ from .base import Rule
 from .common import Groups
 from .pl202_variable_device_split import READ_THROUGH, VARIABLE_OPS, variable_source
 from ..model.devices import display
+from ..model.ops import NEXT_ITERATION
 
 
 def ping_pongs(graph, placement, transfers, limit: int = 20):
@@ -22,16 +23,17 @@ def ping_pongs(graph, placement, transfers, limit: int = 20):
     closes a ping-pong. Linear per device pair.
     """
     device = placement.device
-    pairs = {(t.src_device, t.dst_device) for t in transfers if not t.control}
+    pairs: dict[tuple, list] = {}       # (A, B) -> its data transfers, in order
+    for t in transfers:
+        if not t.control:
+            pairs.setdefault((t.src_device, t.dst_device), []).append(t)
     found = []
     for a, b in sorted(pairs):
         if (b, a) not in pairs:
             continue
         entry: dict[str, tuple[str, str]] = {}   # node on B -> (node on A, entry node on B)
         stack = []
-        for t in transfers:
-            if t.control or t.src_device != a or t.dst_device != b:
-                continue
+        for t in pairs[a, b]:
             for c in t.consumers:
                 if c not in entry:
                     entry[c] = (t.src, c)
@@ -39,8 +41,11 @@ def ping_pongs(graph, placement, transfers, limit: int = 20):
         while stack:
             name = stack.pop()
             origin = entry[name]
-            for e in graph.nodes[name].out_edges:
-                if e.control or graph.is_back_edge(e):
+            node = graph.nodes[name]
+            if node.op in NEXT_ITERATION:
+                continue        # its out edges are loop back edges (Graph.is_back_edge)
+            for e in node.out_edges:
+                if e.src_slot < 0:      # a control edge
                     continue
                 dst_dev = device.get(e.dst)
                 if dst_dev == a:

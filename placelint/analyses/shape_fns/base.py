@@ -45,7 +45,7 @@ def refine(recorded: Shape | None, inferred: Shape | None) -> Shape | None:
     """The recorded shape, with its unknown dims filled from the inferred one."""
     if recorded is None:
         return inferred
-    if inferred is None or len(inferred) != len(recorded):
+    if inferred is None or inferred == recorded or len(inferred) != len(recorded):
         return recorded
     return tuple(r if r >= 0 else i for r, i in zip(recorded, inferred))
 

@@ -22,7 +22,16 @@ def _set_value(inf, node: Node, slot: int, value: Value | None) -> None:
 
 
 def _v_const(inf, node, ins, srcs):
-    _set_value(inf, node, 0, const_value(node))
+    a = node.attrs.get("value")
+    if a is None or a.tensor.dtype not in INT_TYPES:
+        _set_value(inf, node, 0, None)
+        return
+    raw = a.SerializeToString()     # a model repeats its small integer constants
+    try:
+        value = inf.const_values[raw]
+    except KeyError:
+        value = inf.const_values[raw] = const_value(node)
+    _set_value(inf, node, 0, value)
 
 
 def _v_pass(inf, node, ins, srcs):
