@@ -22,8 +22,6 @@ from .ops import NEXT_ITERATION
 if TYPE_CHECKING:
     import networkx as nx
 
-    from .arrays import GraphArrays
-
 __all__ = ["Edge", "Graph", "Node", "SourceLocation"]
 
 
@@ -138,14 +136,6 @@ class Graph:
         except KeyError:
             value = self._derived[key] = build()
             return value
-
-    @property
-    def arrays(self) -> GraphArrays:
-        """The graph as integer arrays (``model.arrays``): built on first use, kept until
-        the graph changes."""
-        from .arrays import graph_arrays   # numpy: only when a pass asks for the arrays
-
-        return self.derived("arrays", lambda: graph_arrays(self))
 
     # -- access ---------------------------------------------------------------
     def __contains__(self, name: str) -> bool:
