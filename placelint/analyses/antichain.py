@@ -36,7 +36,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["Antichain", "antichain_width", "max_antichain"]
+__all__ = ["Antichain", "Solved", "antichain_width", "max_antichain", "solve_antichain"]
 
 #: Largest flow network (vertices: nodes + members + 2) solved without scipy.
 SMALL_NETWORK = 4000
@@ -48,6 +48,69 @@ class Antichain:
     nodes: np.ndarray  #: node indices of one maximum antichain (sorted)
 
 
+class Solved:
+    """The maximum flow of one network: ``width`` now, the maximum antichain itself on
+    first use of ``antichain()`` (a residual network and a search through it, about a third
+    of the work, which most callers of the width never ask for)."""
+
+    __slots__ = ("width", "_net", "_members", "_weights", "_flow", "_found")
+
+    def __init__(self, width: int, net, members, weights, flow, found=None):
+        self.width = width
+        self._net, self._members, self._weights, self._flow = net, members, weights, flow
+        self._found = found
+
+    def antichain(self) -> Antichain:
+        if self._found is None:
+            net, member_idx, w = self._net, self._members, self._weights
+            if net is None:         # at most one member
+                self._found = Antichain(self.width, member_idx.astype(np.int64))
+            else:
+                flow = self._flow
+                reached = (flow[1] if isinstance(flow, tuple)
+                           else _residual_reach(flow.cap, flow.result.flow, net.t))
+                out_id = net.out_id
+                picked = reached[out_id[member_idx]] & ~reached[member_idx]
+                chosen = member_idx[picked]
+                # cannot happen for a DAG; guards against cyclic input
+                if (chosen.size if w is None else int(w[picked].sum())) != self.width:
+                    raise ValueError(f"antichain extraction found {chosen.size} nodes for width "
+                                     f"{self.width}; are the edges acyclic?")
+                self._found = Antichain(self.width, np.sort(chosen))
+            self._net = self._flow = None
+        return self._found
+
+
+class _ScipyFlow:
+    __slots__ = ("cap", "result")
+
+    def __init__(self, cap, result):
+        self.cap, self.result = cap, result
+
+
+def solve_antichain(n: int, src: np.ndarray, dst: np.ndarray, members: np.ndarray,
+                    weights: np.ndarray | None = None, *, unique: bool = False) -> Solved:
+    """The maximum (weight) antichain problem of ``max_antichain``, solved up to the width;
+    ``unique``: the caller knows the edges have no duplicates (they are then not sorted
+    out again)."""
+    member_idx = np.flatnonzero(np.asarray(members, dtype=bool))
+    k = int(member_idx.size)
+    w = None if weights is None else np.asarray(weights, dtype=np.int64)[member_idx]
+    if w is not None and bool((w == 1).all()):
+        w = None
+    total = k if w is None else int(w.sum())
+    if k <= 1:
+        return Solved(total, None, member_idx, w, None)
+    net = _Network(n, src, dst, member_idx, w, unique)
+    if net.size <= SMALL_NETWORK:
+        value, reached_list = net.small_max_flow()
+        reached = np.zeros(net.size, dtype=bool)
+        reached[reached_list] = True
+        return Solved(total - value, net, member_idx, w, (value, reached))
+    cap, result = net.scipy_max_flow()
+    return Solved(total - int(result.flow_value), net, member_idx, w, _ScipyFlow(cap, result))
+
+
 def max_antichain(n: int, src: np.ndarray, dst: np.ndarray, members: np.ndarray,
                   weights: np.ndarray | None = None) -> Antichain:
     """Maximum antichain among ``members`` (bool array of length ``n``) of the DAG with
@@ -56,57 +119,21 @@ def max_antichain(n: int, src: np.ndarray, dst: np.ndarray, members: np.ndarray,
     *weight* antichain and ``width`` its weight: the same min flow with lower bound
     ``w(v)`` on each member's arc (a member counts as ``w(v)`` parallel copies).
     """
-    members = np.asarray(members, dtype=bool)
-    member_idx = np.flatnonzero(members)
-    k = int(member_idx.size)
-    w = None if weights is None else np.asarray(weights, dtype=np.int64)[member_idx]
-    if w is not None and bool((w == 1).all()):
-        w = None
-    if k <= 1:
-        return Antichain(k if w is None else int(w.sum()), member_idx.astype(np.int64))
-    net = _Network(n, src, dst, member_idx, w)
-    if net.size <= SMALL_NETWORK:
-        flow, reached_list = net.small_max_flow()
-        reached = np.zeros(net.size, dtype=bool)
-        reached[reached_list] = True
-    else:
-        cap, result = net.scipy_max_flow()
-        flow = int(result.flow_value)
-        reached = _residual_reach(cap, result.flow, net.t)
-    total = k if w is None else int(w.sum())
-    width = total - flow
-    out_id = net.out_id
-    picked = reached[out_id[member_idx]] & ~reached[member_idx]
-    chosen = member_idx[picked]
-    # cannot happen for a DAG; guards against cyclic input
-    if (chosen.size if w is None else int(w[picked].sum())) != width:
-        raise ValueError(f"antichain extraction found {chosen.size} nodes for width {width}; "
-                         "are the edges acyclic?")
-    return Antichain(width, np.sort(chosen))
+    return solve_antichain(n, src, dst, members, weights).antichain()
 
 
 def antichain_width(n: int, src: np.ndarray, dst: np.ndarray, members: np.ndarray,
                     weights: np.ndarray | None = None) -> int:
     """``max_antichain(n, src, dst, members, weights).width``, without finding the
-    antichain (which takes a residual network and a search through it, about a third of
-    the work). The edges must be acyclic: without the extraction nothing checks it."""
-    member_idx = np.flatnonzero(np.asarray(members, dtype=bool))
-    k = int(member_idx.size)
-    w = None if weights is None else np.asarray(weights, dtype=np.int64)[member_idx]
-    total = k if w is None else int(w.sum())
-    if k <= 1:
-        return total
-    net = _Network(n, src, dst, member_idx, w)
-    if net.size <= SMALL_NETWORK:
-        return total - net.small_max_flow()[0]
-    return total - int(net.scipy_max_flow()[1].flow_value)
+    antichain. The edges must be acyclic: without the extraction nothing checks it."""
+    return solve_antichain(n, src, dst, members, weights).width
 
 
 class _Network:
     """The residual network of the feasible flow (see the module docstring), as arcs."""
 
     def __init__(self, n: int, src: np.ndarray, dst: np.ndarray, member_idx: np.ndarray,
-                 weights: np.ndarray | None = None):
+                 weights: np.ndarray | None = None, unique: bool = False):
         src = np.asarray(src, dtype=np.int64)
         dst = np.asarray(dst, dtype=np.int64)
         k = int(member_idx.size)
@@ -122,7 +149,7 @@ class _Network:
         # DAG edges u_out -> v_in, deduplicated (parallel arcs would sum capacities).
         e_u = out_id[src]
         e_v = dst
-        if e_u.size:
+        if e_u.size and not unique:
             key = np.sort(e_u * n_vertices + e_v)
             key = key[np.concatenate(([True], key[1:] != key[:-1]))]
             e_u, e_v = key // n_vertices, key % n_vertices
