@@ -34,7 +34,12 @@ def fold_constants(dag: IndexedDag, ops: list[str], shapes: ShapeInfo, table: Ex
     # Only a node with a constant data input can be folded (or a materialized shape op):
     # each node found constant marks its consumers, and the other nodes, most of a
     # graph, are passed over without looking at their inputs.
-    has_const_input = [False] * n
+    # The constant ops' consumers are marked at once, from the edge arrays (loop back edges
+    # and edges from unknown nodes are not there; neither can make a node foldable).
+    is_const_op = np.fromiter(map(constant_ops.__contains__, ops), dtype=bool, count=n)
+    marked = np.zeros(n, dtype=bool)
+    marked[dag.dst[~dag.control & is_const_op[dag.src]]] = True
+    has_const_input = marked.tolist()
 
     def found(i: int) -> None:
         const[i] = True
@@ -47,7 +52,7 @@ def fold_constants(dag: IndexedDag, ops: list[str], shapes: ShapeInfo, table: Ex
     for i in dag.order.tolist():
         op = ops[i]
         if op in constant_ops:
-            found(i)
+            const[i] = True     # (its consumers are marked)
             continue
         shape_op = op in materialized
         if not shape_op and not (has_const_input[i] and foldable[op]):
@@ -76,8 +81,9 @@ def fold_constants(dag: IndexedDag, ops: list[str], shapes: ShapeInfo, table: Ex
         if any(shapes.dtype(e.src, e.src_slot) == DT_STRING for e in data):
             continue
         out_bytes = shapes.nbytes(node, 0)
-        in_bytes = sum(shapes.nbytes(e.src, e.src_slot) or 0 for e in data)
-        if out_bytes is not None and out_bytes > max(in_bytes, table.max_constant_bytes):
+        # (the inputs' bytes matter only for an output over the size limit)
+        if (out_bytes is not None and out_bytes > table.max_constant_bytes
+                and out_bytes > sum(shapes.nbytes(e.src, e.src_slot) or 0 for e in data)):
             continue
         found(i)
     return np.asarray(const, dtype=bool)
