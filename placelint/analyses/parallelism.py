@@ -39,7 +39,7 @@ setting for ``cores`` cores (default ``DEFAULT_CORES``, never the checking machi
 
 from __future__ import annotations
 
-from collections import Counter, defaultdict
+from collections import ChainMap, Counter, defaultdict
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Callable
@@ -216,6 +216,11 @@ def _node_devices(dag: IndexedDag, placement) -> list[str | None] | None:
     devices = getattr(placement, "device", None) if placement is not None else None
     if not devices:
         return None
+    if isinstance(devices, ChainMap):   # (a step's: its _Arg nodes over the graph's placement)
+        flat: dict = {}
+        for layer in reversed(devices.maps):
+            flat.update(layer)
+        devices = flat                  # look-ups in C, not through ChainMap's Python methods
     names = dag.index       # names in node order
     if len(devices) == len(names) and list(devices) == list(names):
         out = list(devices.values())    # the placer's dict is in node order: no look-ups
@@ -241,10 +246,13 @@ def _structural_control(dag: IndexedDag, table: ExecutorTable) -> np.ndarray:
         return node.op in table.structural or (
             node.op == "NoOp" and bool(node.call_site)
             and node.name.rsplit("/", 1)[-1].startswith("output_control_node"))
-    structural = np.zeros(dag.control.size, dtype=bool)
-    for k in np.flatnonzero(dag.control).tolist():     # only control edges can be
-        structural[k] = structural_dst(dag.nodes[dag.dst[k]])
-    return structural
+    # only control edges can be; asked once per node that control edges end at
+    ends = np.unique(dag.dst[dag.control])
+    by_node = np.zeros(dag.n, dtype=bool)
+    nodes = dag.nodes
+    by_node[ends] = np.fromiter((structural_dst(nodes[i]) for i in ends.tolist()), dtype=bool,
+                                count=ends.size)
+    return dag.control & by_node[dag.dst]
 
 
 # --------------------------------------------------------------------------- analysis
