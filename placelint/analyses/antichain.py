@@ -24,7 +24,9 @@ residual network of *any* maximum flow form the one minimum cut closest to the s
 the antichain does not depend on the max-flow algorithm. Networks of up to
 ``SMALL_NETWORK`` vertices use a short pure-Python Dinic, which spares small models the
 import of scipy (~0.3 s, the largest part of a cold ``placelint check`` on a sample);
-larger ones use scipy.
+larger ones use scipy. Members that form one chain (a serial graph: width 1) are
+recognised without a flow when the caller gives a topological order (``solve_antichain``);
+the flow then runs only if the antichain itself is asked for.
 
 Inputs are integer arrays, so callers can build them once for large graphs.
 """
@@ -53,14 +55,17 @@ class Solved:
     first use of ``antichain()`` (a residual network and a search through it, about a third
     of the work, which most callers of the width never ask for)."""
 
-    __slots__ = ("width", "_net", "_members", "_weights", "_flow", "_found")
+    __slots__ = ("width", "_net", "_members", "_weights", "_flow", "_found", "_later")
 
-    def __init__(self, width: int, net, members, weights, flow, found=None):
+    def __init__(self, width: int, net, members, weights, flow, later=None):
         self.width = width
         self._net, self._members, self._weights, self._flow = net, members, weights, flow
-        self._found = found
+        self._found = None
+        self._later = later     #: solves the flow when the width came without one
 
     def antichain(self) -> Antichain:
+        if self._found is None and self._later is not None:
+            self._found = self._later()
         if self._found is None:
             net, member_idx, w = self._net, self._members, self._weights
             if net is None:         # at most one member
@@ -89,10 +94,14 @@ class _ScipyFlow:
 
 
 def solve_antichain(n: int, src: np.ndarray, dst: np.ndarray, members: np.ndarray,
-                    weights: np.ndarray | None = None, *, unique: bool = False) -> Solved:
+                    weights: np.ndarray | None = None, *, unique: bool = False,
+                    position: np.ndarray | None = None) -> Solved:
     """The maximum (weight) antichain problem of ``max_antichain``, solved up to the width;
     ``unique``: the caller knows the edges have no duplicates (they are then not sorted
-    out again)."""
+    out again). With ``position`` (each node's place in a topological order of the
+    edges) members that form one chain are recognised in a pass over the edges: the width
+    is then the heaviest member's weight, and the flow waits until the antichain is asked
+    for (a serial graph needs no max-flow, nor scipy)."""
     member_idx = np.flatnonzero(np.asarray(members, dtype=bool))
     k = int(member_idx.size)
     w = None if weights is None else np.asarray(weights, dtype=np.int64)[member_idx]
@@ -101,6 +110,10 @@ def solve_antichain(n: int, src: np.ndarray, dst: np.ndarray, members: np.ndarra
     total = k if w is None else int(w.sum())
     if k <= 1:
         return Solved(total, None, member_idx, w, None)
+    if position is not None and _is_chain(n, src, dst, member_idx, position):
+        return Solved(1 if w is None else int(w.max()), None, member_idx, w, None,
+                      later=lambda: solve_antichain(n, src, dst, members, weights,
+                                                    unique=unique).antichain())
     net = _Network(n, src, dst, member_idx, w, unique)
     if net.size <= SMALL_NETWORK:
         value, reached_list = net.small_max_flow()
@@ -127,6 +140,54 @@ def antichain_width(n: int, src: np.ndarray, dst: np.ndarray, members: np.ndarra
     """``max_antichain(n, src, dst, members, weights).width``, without finding the
     antichain. The edges must be acyclic: without the extraction nothing checks it."""
     return solve_antichain(n, src, dst, members, weights).width
+
+
+def _is_chain(n: int, src: np.ndarray, dst: np.ndarray, member_idx: np.ndarray,
+              position: np.ndarray) -> bool:
+    """Do the members form one chain? They do iff each reaches the next in topological
+    order, i.e. iff the latest member among each member's ancestors is the one before it:
+    one pass over the edges in topological order of their destinations, keeping per node
+    the rank of the latest member among its ancestors (or itself). Stops at the first
+    member that breaks the chain, which in a wide graph comes early."""
+    ranked = member_idx[np.argsort(position[member_idx], kind="stable")]
+    rank = np.full(n, -1, dtype=np.int64)
+    rank[ranked] = np.arange(ranked.size, dtype=np.int64)
+    at = position[dst]
+    if at.size > 1 and not bool((at[1:] >= at[:-1]).all()):
+        by = np.argsort(at, kind="stable")
+        src, dst, at = src[by], dst[by], at[by]
+    # only edges into the span from the first member (exclusive) to the last matter: before
+    # it no node has a member among its ancestors
+    a, end = np.searchsorted(at, [position[ranked[0]], position[ranked[-1]]], side="right").tolist()
+    rank_l = rank.tolist()
+    best = [-1] * n
+    best[int(ranked[0])] = 0
+    checked = 0
+    step = 1024
+    while a < end:      # in slices that end between two destinations, growing: most wide
+        b = min(end, a + step)      # graphs are told apart within the first
+        if b < end:
+            b = int(np.searchsorted(at, at[b - 1], side="right"))
+        s_l, d_l = src[a:b].tolist(), dst[a:b].tolist()
+        a, step = b, step * 4
+        j, m = 0, len(d_l)
+        while j < m:
+            v = d_l[j]
+            top = -1
+            while j < m and d_l[j] == v:
+                r = best[s_l[j]]
+                if r > top:
+                    top = r
+                j += 1
+            r = rank_l[v]
+            if r < 0:
+                best[v] = top
+            else:
+                if top != r - 1:
+                    return False
+                best[v] = r
+                checked += 1
+    return checked == ranked.size - 1     # (a member without an edge into it breaks it too)
 
 
 class _Network:

@@ -36,10 +36,10 @@ class IndexedDag:
     @cached_property
     def unique_edges(self) -> tuple[np.ndarray, np.ndarray]:
         """(src, dst) of the DAG's edges without duplicates (a data and a control edge, or
-        two outputs, between the same two nodes), sorted by source then destination."""
+        two outputs, between the same two nodes), sorted by destination then source."""
         n = max(1, self.n)
-        key = np.unique(self.src * n + self.dst)
-        return key // n, key % n
+        key = np.unique(self.dst * n + self.src)
+        return key % n, key // n
 
 
 def index_graph(graph: Graph) -> IndexedDag:

@@ -313,21 +313,22 @@ def analyze_parallelism(graph: Graph, *, shapes: ShapeInfo | None = None, placem
 
     # -- widths
     edges = dag.unique_edges
-    all_edges_width = solve_antichain(n, *edges, expensive, unique=True)
-    useful_chain = solve_antichain(n, *edges, useful, scope.at_once, unique=True)
+    all_edges_width = solve_antichain(n, *edges, expensive, unique=True, position=dag.position)
+    useful_chain = solve_antichain(n, *edges, useful, scope.at_once, unique=True, position=dag.position)
     step_all = in_step & ~skipped
 
     def width_all() -> int:
         return (all_edges_width.width if expensive.all()
-                else solve_antichain(n, *edges, step_all, unique=True).width)
+                else solve_antichain(n, *edges, step_all, unique=True, position=dag.position).width)
 
     own_control = dag.control & ~_structural_control(dag, table)
     keep = ~own_control
     if keep.all():
         no_control = all_edges_width.width   # no control edges of the model's own
     else:
-        no_control = solve_antichain(n, dag.src[keep], dag.dst[keep], expensive).width
-    gil_chain = solve_antichain(n, *edges, expensive & est.gil, unique=True).antichain()
+        no_control = solve_antichain(n, dag.src[keep], dag.dst[keep], expensive,
+                                     position=dag.position).width
+    gil_chain = solve_antichain(n, *edges, expensive & est.gil, unique=True, position=dag.position).antichain()
 
     # -- the thread model: work and span in estimated microseconds
     model = ThreadModel(dag, time_us, est.max_threads, est.gil & expensive, cores,
@@ -430,7 +431,7 @@ def _per_device(dag, placement, expensive, work_int, table, notes, total_work, o
             width = (lambda: overall_width)
         else:
             width = (lambda members=members: solve_antichain(dag.n, *dag.unique_edges, members,
-                                                             unique=True).width)
+                                                             unique=True, position=dag.position).width)
         out.append(DeviceFigures(
             device=display(name) if spec is not None else name, ops=int(np.count_nonzero(on_device)),
             expensive_ops=count, width_of=width, work=w, inline_kernels=inline))
