@@ -159,7 +159,6 @@ def _is_chain(n: int, src: np.ndarray, dst: np.ndarray, member_idx: np.ndarray,
     # only edges into the span from the first member (exclusive) to the last matter: before
     # it no node has a member among its ancestors
     a, end = np.searchsorted(at, [position[ranked[0]], position[ranked[-1]]], side="right").tolist()
-    rank_l = rank.tolist()
     best = [-1] * n
     best[int(ranked[0])] = 0
     checked = 0
@@ -168,18 +167,18 @@ def _is_chain(n: int, src: np.ndarray, dst: np.ndarray, member_idx: np.ndarray,
         b = min(end, a + step)      # graphs are told apart within the first
         if b < end:
             b = int(np.searchsorted(at, at[b - 1], side="right"))
-        s_l, d_l = src[a:b].tolist(), dst[a:b].tolist()
+        s_l, d_l, r_l = src[a:b].tolist(), dst[a:b].tolist(), rank[dst[a:b]].tolist()
         a, step = b, step * 4
         j, m = 0, len(d_l)
         while j < m:
             v = d_l[j]
+            r = r_l[j]      # the destination's rank among the members, -1 for others
             top = -1
             while j < m and d_l[j] == v:
-                r = best[s_l[j]]
-                if r > top:
-                    top = r
+                u = best[s_l[j]]
+                if u > top:
+                    top = u
                 j += 1
-            r = rank_l[v]
             if r < 0:
                 best[v] = top
             else:

@@ -338,8 +338,10 @@ def analyze_parallelism(graph: Graph, *, shapes: ShapeInfo | None = None, placem
     total_us = model.total
     step_work = [work_int[i] for i in np.flatnonzero(expensive).tolist()]
     total_work = sum(step_work)
-    span_int = sum(work_int[i] for i in path if expensive[i])
-    critical = [dag.nodes[i].name for i in path if expensive[i]]
+    path_idx = np.asarray(path, dtype=np.int64)
+    on_path = path_idx[expensive[path_idx]].tolist()
+    span_int = sum(work_int[i] for i in on_path)
+    critical = [dag.nodes[i].name for i in on_path]
     avg = total_us / span_us if span_us > 0 else None
 
     # -- the model's control edges

@@ -62,13 +62,14 @@ class OpEstimates:
     def rows(self, members: np.ndarray, timed: np.ndarray, total_t: float, cores: int) -> list[IntraOpRow]:
         rows: dict[str, IntraOpRow] = {}
         for (op, cost, use), idx in self.groups.items():
-            idx = [i for i in idx if members[i]]
-            if not idx:
+            idx = np.asarray(idx, dtype=np.int64)
+            idx = idx[members[idx]]
+            if not idx.size:
                 continue
             row = rows.get(op)
             if row is None:
                 row = rows[op] = IntraOpRow(op, use.mode, use.source, use.gil, 0, 0, 1, 0, 0.0, 0)
-            k = len(idx)
+            k = int(idx.size)
             row.count += k
             splits = int(self.max_threads[idx[0]]) > 1
             row.splitting += k * splits
