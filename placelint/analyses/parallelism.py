@@ -119,7 +119,6 @@ class ParallelismReport:
     control_edges: int
     control_hubs: list[tuple[str, int]]
     gil_width: int
-    gil_branches: list[Branch]
     intra_ops: list[IntraOpRow]
     intra_share: float
     recommendation: Recommendation
@@ -134,8 +133,9 @@ class ParallelismReport:
     span_us: float = 0.0
     step_left_out: int = 0
     threshold_us: float = INLINE_THRESHOLD_US
-    #: figures no rule reads, computed on first use (each is a max-flow or a search of one):
-    #: ``width_all_ops``, ``antichain``, ``branches`` and ``useful_branches``
+    #: figures computed on first use (each is a max-flow or a search of one), which
+    #: ``placelint check`` does not ask for (``gil_branches`` only with a GIL width of 2 or
+    #: more): ``width_all_ops``, ``antichain``, ``branches``, ``useful_branches``, ``gil_branches``
     later: dict[str, Callable[[], Any]] = field(default_factory=dict, repr=False, compare=False)
 
     @cached_property
@@ -153,6 +153,10 @@ class ParallelismReport:
     @cached_property
     def useful_branches(self) -> list[Branch]:
         return self.later["useful_branches"]()
+
+    @cached_property
+    def gil_branches(self) -> list[Branch]:
+        return self.later["gil_branches"]()
 
     def to_json(self) -> dict[str, Any]:
         rec = self.recommendation
@@ -328,7 +332,7 @@ def analyze_parallelism(graph: Graph, *, shapes: ShapeInfo | None = None, placem
     else:
         no_control = solve_antichain(n, dag.src[keep], dag.dst[keep], expensive,
                                      position=dag.position).width
-    gil_chain = solve_antichain(n, *edges, expensive & est.gil, unique=True, position=dag.position).antichain()
+    gil_chain = solve_antichain(n, *edges, expensive & est.gil, unique=True, position=dag.position)
 
     # -- the thread model: work and span in estimated microseconds
     model = ThreadModel(dag, time_us, est.max_threads, est.gil & expensive, cores,
@@ -394,14 +398,15 @@ def analyze_parallelism(graph: Graph, *, shapes: ShapeInfo | None = None, placem
         width_without_control_edges=no_control, critical_path=critical,
         work=total_work, span=span_int, average_parallelism=avg, unknown_cost_ops=unknown_cost,
         control_edges=control_edges, control_hubs=hubs, gil_width=gil_chain.width,
-        gil_branches=_branches(dag, gil_chain.nodes), intra_ops=intra_rows, intra_share=share,
+        intra_ops=intra_rows, intra_share=share,
         recommendation=rec, per_device=per_device, notes=notes,
         useful_width=useful_chain.width,
         useful_ops=int(np.count_nonzero(useful)), batch_size=batch, assumed_ops=assumed_ops,
         assumed_share=assumed_share, work_us=total_t, span_us=span_us, step_left_out=left_out,
         later={"width_all_ops": width_all,
                "antichain": lambda: [dag.nodes[i].name for i in all_edges_width.antichain().nodes.tolist()],
-               "branches": names(all_edges_width), "useful_branches": names(useful_chain)})
+               "branches": names(all_edges_width), "useful_branches": names(useful_chain),
+               "gil_branches": names(gil_chain)})
 
 
 def _per_device(dag, placement, expensive, work_int, table, notes, total_work, overall_width):
