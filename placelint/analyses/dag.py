@@ -38,7 +38,9 @@ class IndexedDag:
         """(src, dst) of the DAG's edges without duplicates (a data and a control edge, or
         two outputs, between the same two nodes), sorted by destination then source."""
         n = max(1, self.n)
-        key = np.unique(self.dst * n + self.src)
+        key = np.sort(self.dst * n + self.src)
+        if key.size:
+            key = key[np.concatenate(([True], key[1:] != key[:-1]))]
         return key % n, key // n
 
 

@@ -251,8 +251,9 @@ def _structural_control(dag: IndexedDag, table: ExecutorTable) -> np.ndarray:
             node.op == "NoOp" and bool(node.call_site)
             and node.name.rsplit("/", 1)[-1].startswith("output_control_node"))
     # only control edges can be; asked once per node that control edges end at
-    ends = np.unique(dag.dst[dag.control])
     by_node = np.zeros(dag.n, dtype=bool)
+    by_node[dag.dst[dag.control]] = True
+    ends = np.flatnonzero(by_node)
     nodes = dag.nodes
     by_node[ends] = np.fromiter((structural_dst(nodes[i]) for i in ends.tolist()), dtype=bool,
                                 count=ends.size)
