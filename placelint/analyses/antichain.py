@@ -22,9 +22,9 @@ lower bounds, computed without any transitive closure on an O(n + m) network:
 ``R`` is the same for every maximum flow (the vertices reachable from the source in the
 residual network of *any* maximum flow form the one minimum cut closest to the source), so
 the antichain does not depend on the max-flow algorithm. Networks of up to
-``SMALL_NETWORK`` vertices use a short pure-Python Dinic, which spares small models the
-import of scipy (~0.3 s, the largest part of a cold ``placelint check`` on a sample);
-larger ones use scipy. Members that form one chain (a serial graph: width 1) are
+``SMALL_NETWORK`` vertices (graphs up to ~2 * 10^4 nodes) use a short pure-Python Dinic,
+which spares them the import of scipy (~0.3 s, the largest part of a cold ``placelint
+check`` on a sample; see benchmarks/README.md for the threshold); larger ones use scipy. Members that form one chain (a serial graph: width 1) are
 recognised without a flow when the caller gives a topological order (``solve_antichain``);
 the flow then runs only if the antichain itself is asked for.
 
@@ -41,7 +41,7 @@ import numpy as np
 __all__ = ["Antichain", "Solved", "antichain_width", "max_antichain", "solve_antichain"]
 
 #: Largest flow network (vertices: nodes + members + 2) solved without scipy.
-SMALL_NETWORK = 4000
+SMALL_NETWORK = 25000
 
 
 @dataclass(frozen=True)
