@@ -48,3 +48,52 @@ def test_small_graphs_do_not_import_scipy():
             "print('scipy' in sys.modules)\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def chain_dag(n: int, seed: int, broken: bool):
+    """A path through every node plus random forward edges (node ids shuffled); ``broken``
+    drops one edge of the path, which may or may not leave the members a chain."""
+    rng = np.random.default_rng(seed)
+    path = np.arange(n - 1)
+    if broken:
+        path = np.delete(path, rng.integers(0, n - 1))
+    a = rng.integers(0, n - 1, size=n)
+    b = np.minimum(n - 1, a + rng.integers(1, 40, size=n))
+    src, dst = np.concatenate([path, a]), np.concatenate([path + 1, b])
+    perm = rng.permutation(n)
+    position = np.empty(n, dtype=np.int64)
+    position[perm] = np.arange(n)
+    return n, perm[src], perm[dst], perm[rng.random(n) < 0.3], position
+
+
+@pytest.mark.parametrize("seed", range(24))
+def test_chain_check_matches_the_flow(seed, monkeypatch):
+    """Members that form one chain are told apart without a flow (``position`` given); the
+    width, and the antichain solved when asked for, are the flow's. Graphs of ~5000 nodes,
+    so that the check reads its edges in several slices."""
+    n, src, dst, member_idx, position = chain_dag(int(5000 + 37 * seed), seed, broken=seed % 3 == 0)
+    members = np.zeros(n, dtype=bool)
+    members[member_idx] = True
+    weights = np.random.default_rng(seed).integers(1, 5, size=n) if seed % 4 == 1 else None
+    monkeypatch.setattr(antichain, "SMALL_NETWORK", 0)
+    flow = antichain.solve_antichain(n, src, dst, members, weights)
+    fast = antichain.solve_antichain(n, src, dst, members, weights, position=position)
+    assert fast.width == flow.width
+    assert fast.antichain().nodes.tolist() == flow.antichain().nodes.tolist()
+    if seed % 3:        # the whole path is there: one chain, the heaviest member its width
+        assert fast.width == (1 if weights is None else int(weights[members].max()))
+
+
+def test_a_serial_graph_needs_no_flow():
+    """A chain of 10^4 members is solved without importing scipy (a serial model's width)."""
+    import subprocess
+    import sys
+    code = ("import sys, numpy as np\n"
+            "from placelint.analyses.antichain import solve_antichain\n"
+            "n = 10000\n"
+            "src, dst = np.arange(n - 1), np.arange(1, n)\n"
+            "r = solve_antichain(n, src, dst, np.ones(n, bool), position=np.arange(n))\n"
+            "assert r.width == 1, r.width\n"
+            "print('scipy' in sys.modules)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"

@@ -22,9 +22,11 @@ lower bounds, computed without any transitive closure on an O(n + m) network:
 ``R`` is the same for every maximum flow (the vertices reachable from the source in the
 residual network of *any* maximum flow form the one minimum cut closest to the source), so
 the antichain does not depend on the max-flow algorithm. Networks of up to
-``SMALL_NETWORK`` vertices use a short pure-Python Dinic, which spares small models the
-import of scipy (~0.3 s, the largest part of a cold ``placelint check`` on a sample);
-larger ones use scipy.
+``SMALL_NETWORK`` vertices (graphs up to ~2 * 10^4 nodes) use a short pure-Python Dinic,
+which spares them the import of scipy (~0.3 s, the largest part of a cold ``placelint
+check`` on a sample; see benchmarks/README.md for the threshold); larger ones use scipy. Members that form one chain (a serial graph: width 1) are
+recognised without a flow when the caller gives a topological order (``solve_antichain``);
+the flow then runs only if the antichain itself is asked for.
 
 Inputs are integer arrays, so callers can build them once for large graphs.
 """
@@ -36,16 +38,90 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["Antichain", "antichain_width", "max_antichain"]
+__all__ = ["Antichain", "Solved", "antichain_width", "max_antichain", "solve_antichain"]
 
 #: Largest flow network (vertices: nodes + members + 2) solved without scipy.
-SMALL_NETWORK = 4000
+SMALL_NETWORK = 25000
 
 
 @dataclass(frozen=True)
 class Antichain:
     width: int
     nodes: np.ndarray  #: node indices of one maximum antichain (sorted)
+
+
+class Solved:
+    """The maximum flow of one network: ``width`` now, the maximum antichain itself on
+    first use of ``antichain()`` (a residual network and a search through it, about a third
+    of the work, which most callers of the width never ask for)."""
+
+    __slots__ = ("width", "_net", "_members", "_weights", "_flow", "_found", "_later")
+
+    def __init__(self, width: int, net, members, weights, flow, later=None):
+        self.width = width
+        self._net, self._members, self._weights, self._flow = net, members, weights, flow
+        self._found = None
+        self._later = later     #: solves the flow when the width came without one
+
+    def antichain(self) -> Antichain:
+        if self._found is None and self._later is not None:
+            self._found = self._later()
+        if self._found is None:
+            net, member_idx, w = self._net, self._members, self._weights
+            if net is None:         # at most one member
+                self._found = Antichain(self.width, member_idx.astype(np.int64))
+            else:
+                flow = self._flow
+                reached = (flow[1] if isinstance(flow, tuple)
+                           else _residual_reach(flow.cap, flow.result.flow, net.t))
+                out_id = net.out_id
+                picked = reached[out_id[member_idx]] & ~reached[member_idx]
+                chosen = member_idx[picked]
+                # cannot happen for a DAG; guards against cyclic input
+                if (chosen.size if w is None else int(w[picked].sum())) != self.width:
+                    raise ValueError(f"antichain extraction found {chosen.size} nodes for width "
+                                     f"{self.width}; are the edges acyclic?")
+                self._found = Antichain(self.width, np.sort(chosen))
+            self._net = self._flow = None
+        return self._found
+
+
+class _ScipyFlow:
+    __slots__ = ("cap", "result")
+
+    def __init__(self, cap, result):
+        self.cap, self.result = cap, result
+
+
+def solve_antichain(n: int, src: np.ndarray, dst: np.ndarray, members: np.ndarray,
+                    weights: np.ndarray | None = None, *, unique: bool = False,
+                    position: np.ndarray | None = None) -> Solved:
+    """The maximum (weight) antichain problem of ``max_antichain``, solved up to the width;
+    ``unique``: the caller knows the edges have no duplicates (they are then not sorted
+    out again). With ``position`` (each node's place in a topological order of the
+    edges) members that form one chain are recognised in a pass over the edges: the width
+    is then the heaviest member's weight, and the flow waits until the antichain is asked
+    for (a serial graph needs no max-flow, nor scipy)."""
+    member_idx = np.flatnonzero(np.asarray(members, dtype=bool))
+    k = int(member_idx.size)
+    w = None if weights is None else np.asarray(weights, dtype=np.int64)[member_idx]
+    if w is not None and bool((w == 1).all()):
+        w = None
+    total = k if w is None else int(w.sum())
+    if k <= 1:
+        return Solved(total, None, member_idx, w, None)
+    if position is not None and _is_chain(n, src, dst, member_idx, position):
+        return Solved(1 if w is None else int(w.max()), None, member_idx, w, None,
+                      later=lambda: solve_antichain(n, src, dst, members, weights,
+                                                    unique=unique).antichain())
+    net = _Network(n, src, dst, member_idx, w, unique)
+    if net.size <= SMALL_NETWORK:
+        value, reached_list = net.small_max_flow()
+        reached = np.zeros(net.size, dtype=bool)
+        reached[reached_list] = True
+        return Solved(total - value, net, member_idx, w, (value, reached))
+    cap, result = net.scipy_max_flow()
+    return Solved(total - int(result.flow_value), net, member_idx, w, _ScipyFlow(cap, result))
 
 
 def max_antichain(n: int, src: np.ndarray, dst: np.ndarray, members: np.ndarray,
@@ -56,57 +132,68 @@ def max_antichain(n: int, src: np.ndarray, dst: np.ndarray, members: np.ndarray,
     *weight* antichain and ``width`` its weight: the same min flow with lower bound
     ``w(v)`` on each member's arc (a member counts as ``w(v)`` parallel copies).
     """
-    members = np.asarray(members, dtype=bool)
-    member_idx = np.flatnonzero(members)
-    k = int(member_idx.size)
-    w = None if weights is None else np.asarray(weights, dtype=np.int64)[member_idx]
-    if w is not None and bool((w == 1).all()):
-        w = None
-    if k <= 1:
-        return Antichain(k if w is None else int(w.sum()), member_idx.astype(np.int64))
-    net = _Network(n, src, dst, member_idx, w)
-    if net.size <= SMALL_NETWORK:
-        flow, reached_list = net.small_max_flow()
-        reached = np.zeros(net.size, dtype=bool)
-        reached[reached_list] = True
-    else:
-        cap, result = net.scipy_max_flow()
-        flow = int(result.flow_value)
-        reached = _residual_reach(cap, result.flow, net.t)
-    total = k if w is None else int(w.sum())
-    width = total - flow
-    out_id = net.out_id
-    picked = reached[out_id[member_idx]] & ~reached[member_idx]
-    chosen = member_idx[picked]
-    # cannot happen for a DAG; guards against cyclic input
-    if (chosen.size if w is None else int(w[picked].sum())) != width:
-        raise ValueError(f"antichain extraction found {chosen.size} nodes for width {width}; "
-                         "are the edges acyclic?")
-    return Antichain(width, np.sort(chosen))
+    return solve_antichain(n, src, dst, members, weights).antichain()
 
 
 def antichain_width(n: int, src: np.ndarray, dst: np.ndarray, members: np.ndarray,
                     weights: np.ndarray | None = None) -> int:
     """``max_antichain(n, src, dst, members, weights).width``, without finding the
-    antichain (which takes a residual network and a search through it, about a third of
-    the work). The edges must be acyclic: without the extraction nothing checks it."""
-    member_idx = np.flatnonzero(np.asarray(members, dtype=bool))
-    k = int(member_idx.size)
-    w = None if weights is None else np.asarray(weights, dtype=np.int64)[member_idx]
-    total = k if w is None else int(w.sum())
-    if k <= 1:
-        return total
-    net = _Network(n, src, dst, member_idx, w)
-    if net.size <= SMALL_NETWORK:
-        return total - net.small_max_flow()[0]
-    return total - int(net.scipy_max_flow()[1].flow_value)
+    antichain. The edges must be acyclic: without the extraction nothing checks it."""
+    return solve_antichain(n, src, dst, members, weights).width
+
+
+def _is_chain(n: int, src: np.ndarray, dst: np.ndarray, member_idx: np.ndarray,
+              position: np.ndarray) -> bool:
+    """Do the members form one chain? They do iff each reaches the next in topological
+    order, i.e. iff the latest member among each member's ancestors is the one before it:
+    one pass over the edges in topological order of their destinations, keeping per node
+    the rank of the latest member among its ancestors (or itself). Stops at the first
+    member that breaks the chain, which in a wide graph comes early."""
+    ranked = member_idx[np.argsort(position[member_idx], kind="stable")]
+    rank = np.full(n, -1, dtype=np.int64)
+    rank[ranked] = np.arange(ranked.size, dtype=np.int64)
+    at = position[dst]
+    if at.size > 1 and not bool((at[1:] >= at[:-1]).all()):
+        by = np.argsort(at, kind="stable")
+        src, dst, at = src[by], dst[by], at[by]
+    # only edges into the span from the first member (exclusive) to the last matter: before
+    # it no node has a member among its ancestors
+    a, end = np.searchsorted(at, [position[ranked[0]], position[ranked[-1]]], side="right").tolist()
+    best = [-1] * n
+    best[int(ranked[0])] = 0
+    checked = 0
+    step = 1024
+    while a < end:      # in slices that end between two destinations, growing: most wide
+        b = min(end, a + step)      # graphs are told apart within the first
+        if b < end:
+            b = int(np.searchsorted(at, at[b - 1], side="right"))
+        s_l, d_l, r_l = src[a:b].tolist(), dst[a:b].tolist(), rank[dst[a:b]].tolist()
+        a, step = b, step * 4
+        j, m = 0, len(d_l)
+        while j < m:
+            v = d_l[j]
+            r = r_l[j]      # the destination's rank among the members, -1 for others
+            top = -1
+            while j < m and d_l[j] == v:
+                u = best[s_l[j]]
+                if u > top:
+                    top = u
+                j += 1
+            if r < 0:
+                best[v] = top
+            else:
+                if top != r - 1:
+                    return False
+                best[v] = r
+                checked += 1
+    return checked == ranked.size - 1     # (a member without an edge into it breaks it too)
 
 
 class _Network:
     """The residual network of the feasible flow (see the module docstring), as arcs."""
 
     def __init__(self, n: int, src: np.ndarray, dst: np.ndarray, member_idx: np.ndarray,
-                 weights: np.ndarray | None = None):
+                 weights: np.ndarray | None = None, unique: bool = False):
         src = np.asarray(src, dtype=np.int64)
         dst = np.asarray(dst, dtype=np.int64)
         k = int(member_idx.size)
@@ -122,7 +209,7 @@ class _Network:
         # DAG edges u_out -> v_in, deduplicated (parallel arcs would sum capacities).
         e_u = out_id[src]
         e_v = dst
-        if e_u.size:
+        if e_u.size and not unique:
             key = np.sort(e_u * n_vertices + e_v)
             key = key[np.concatenate(([True], key[1:] != key[:-1]))]
             e_u, e_v = key // n_vertices, key % n_vertices

@@ -10,6 +10,7 @@ describe a DAG.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -31,6 +32,16 @@ class IndexedDag:
     @property
     def n(self) -> int:
         return len(self.nodes)
+
+    @cached_property
+    def unique_edges(self) -> tuple[np.ndarray, np.ndarray]:
+        """(src, dst) of the DAG's edges without duplicates (a data and a control edge, or
+        two outputs, between the same two nodes), sorted by destination then source."""
+        n = max(1, self.n)
+        key = np.sort(self.dst * n + self.src)
+        if key.size:
+            key = key[np.concatenate(([True], key[1:] != key[:-1]))]
+        return key % n, key // n
 
 
 def index_graph(graph: Graph) -> IndexedDag:

@@ -39,23 +39,23 @@ setting for ``cores`` cores (default ``DEFAULT_CORES``, never the checking machi
 
 from __future__ import annotations
 
-from collections import Counter, defaultdict
+from collections import ChainMap, Counter, defaultdict
 from dataclasses import dataclass, field
-from typing import Any
+from functools import cached_property
+from typing import Any, Callable
 
 import numpy as np
 
-from ..dtypes import DT_STRING, DT_VARIANT
 from ..model.devices import display, parse_device
 from ..model.graph import Graph
-from ..opdb import get_opdb
-from .antichain import antichain_width, max_antichain
+from .antichain import Solved, solve_antichain
 from .cost import AssumedSizes
+from .folding import fold_constants
 from .dag import IndexedDag, index_graph
 from .op_tables import ExecutorTable, executor_table, intra_op_table
 from .parallelism_cost import IntraOpRow, estimate_ops
 from .parallelism_scope import exclusive_branches, loop_copies, step_mask
-from .shape_inference import ShapeInfo, infer_shapes, num_elements
+from .shape_inference import ShapeInfo, infer_shapes
 from .threads import (INLINE_THRESHOLD_US, PYFUNC_BODY_US, PYFUNC_US, SIMULATE_MAX_NODES,
                       Recommendation, ThreadModel, recommend)
 
@@ -87,9 +87,15 @@ class DeviceFigures:
     device: str
     ops: int
     expensive_ops: int
-    width: int
+    width_of: Callable[[], int] = field(repr=False, compare=False)   #: computes ``width``
     work: int
     inline_kernels: bool    #: GPU: kernels never run on inter-op threads
+
+    @cached_property
+    def width(self) -> int:
+        """The width among the device's expensive ops: a max-flow of its own, computed when
+        a report shows it (``placelint check`` does not)."""
+        return self.width_of()
 
     def to_json(self) -> dict[str, Any]:
         return {"device": self.device, "ops": self.ops, "expensive_ops": self.expensive_ops,
@@ -104,10 +110,7 @@ class ParallelismReport:
     expensive_ops: int
     folded_ops: int
     width: int
-    width_all_ops: int
     width_without_control_edges: int
-    antichain: list[str]
-    branches: list[Branch]
     critical_path: list[str]
     work: int
     span: int
@@ -116,14 +119,12 @@ class ParallelismReport:
     control_edges: int
     control_hubs: list[tuple[str, int]]
     gil_width: int
-    gil_branches: list[Branch]
     intra_ops: list[IntraOpRow]
     intra_share: float
     recommendation: Recommendation
     per_device: list[DeviceFigures] | None = None
     notes: list[str] = field(default_factory=list)
     useful_width: int = 0
-    useful_branches: list[Branch] = field(default_factory=list)
     useful_ops: int = 0
     batch_size: int = DEFAULT_BATCH
     assumed_ops: int = 0
@@ -132,6 +133,30 @@ class ParallelismReport:
     span_us: float = 0.0
     step_left_out: int = 0
     threshold_us: float = INLINE_THRESHOLD_US
+    #: figures computed on first use (each is a max-flow or a search of one), which
+    #: ``placelint check`` does not ask for (``gil_branches`` only with a GIL width of 2 or
+    #: more): ``width_all_ops``, ``antichain``, ``branches``, ``useful_branches``, ``gil_branches``
+    later: dict[str, Callable[[], Any]] = field(default_factory=dict, repr=False, compare=False)
+
+    @cached_property
+    def width_all_ops(self) -> int:
+        return self.later["width_all_ops"]()
+
+    @cached_property
+    def antichain(self) -> list[str]:
+        return self.later["antichain"]()
+
+    @cached_property
+    def branches(self) -> list[Branch]:
+        return self.later["branches"]()
+
+    @cached_property
+    def useful_branches(self) -> list[Branch]:
+        return self.later["useful_branches"]()
+
+    @cached_property
+    def gil_branches(self) -> list[Branch]:
+        return self.later["gil_branches"]()
 
     def to_json(self) -> dict[str, Any]:
         rec = self.recommendation
@@ -195,81 +220,17 @@ def _node_devices(dag: IndexedDag, placement) -> list[str | None] | None:
     devices = getattr(placement, "device", None) if placement is not None else None
     if not devices:
         return None
+    if isinstance(devices, ChainMap):   # (a step's: its _Arg nodes over the graph's placement)
+        flat: dict = {}
+        for layer in reversed(devices.maps):
+            flat.update(layer)
+        devices = flat                  # look-ups in C, not through ChainMap's Python methods
     names = dag.index       # names in node order
     if len(devices) == len(names) and list(devices) == list(names):
         out = list(devices.values())    # the placer's dict is in node order: no look-ups
     else:
         out = list(map(devices.get, names))
     return out if any(out) else None
-
-
-def _fold_constants(dag: IndexedDag, ops: list[str], shapes: ShapeInfo, table: ExecutorTable
-                    ) -> np.ndarray:
-    """Nodes Grappler's constant folding turns into constants (Const nodes included)."""
-    n = dag.n
-    constant_ops, materialized = table.constant_ops, table.materialized_shape_ops
-    op_types = set(ops)
-    if not any(op in constant_ops or op in materialized for op in op_types):
-        return np.zeros(n, dtype=bool)      # no constant to start from: nothing folds
-    const = [False] * n
-    nodes = dag.nodes
-    get = dag.index.get
-    opdb = get_opdb()
-    has_consumers = np.zeros(n, dtype=bool)
-    has_consumers[dag.src] = True
-    # Grappler's name checks and statefulness, per op type.
-    foldable = {op: table.may_fold(op) and (info := opdb.op(op)) is not None and not info.is_stateful
-                for op in op_types}
-    # Only a node with a constant data input can be folded (or a materialized shape op):
-    # each node found constant marks its consumers, and the other nodes, most of a
-    # graph, are passed over without looking at their inputs.
-    has_const_input = [False] * n
-
-    def found(i: int) -> None:
-        const[i] = True
-        for e in nodes[i].out_edges:
-            if e.src_slot >= 0:
-                j = get(e.dst)
-                if j is not None:
-                    has_const_input[j] = True
-
-    for i in dag.order.tolist():
-        op = ops[i]
-        if op in constant_ops:
-            found(i)
-            continue
-        shape_op = op in materialized
-        if not shape_op and not (has_const_input[i] and foldable[op]):
-            continue
-        node = nodes[i]
-        data = [e for e in node.in_edges if e.src_slot >= 0]
-        if not data:
-            continue
-        if shape_op and all(num_elements(shapes.shape(e.src, e.src_slot)) is not None
-                            or (op == "Rank" and shapes.shape(e.src, e.src_slot) is not None)
-                            for e in data):
-            found(i)
-            continue
-        inputs_const = True
-        for e in data:      # a loop, not all(...): most nodes stop at their first input
-            s = get(e.src)
-            if s is None or not const[s]:
-                inputs_const = False
-                break
-        if not inputs_const or not foldable[op]:
-            continue
-        if not has_consumers[i]:
-            continue
-        if any(e.ref for e in data) or any(t == DT_VARIANT for t in node.output_dtypes or ()):
-            continue
-        if any(shapes.dtype(e.src, e.src_slot) == DT_STRING for e in data):
-            continue
-        out_bytes = shapes.nbytes(node, 0)
-        in_bytes = sum(shapes.nbytes(e.src, e.src_slot) or 0 for e in data)
-        if out_bytes is not None and out_bytes > max(in_bytes, table.max_constant_bytes):
-            continue
-        found(i)
-    return np.asarray(const, dtype=bool)
 
 
 def _branches(dag: IndexedDag, members: np.ndarray) -> list[Branch]:
@@ -289,10 +250,14 @@ def _structural_control(dag: IndexedDag, table: ExecutorTable) -> np.ndarray:
         return node.op in table.structural or (
             node.op == "NoOp" and bool(node.call_site)
             and node.name.rsplit("/", 1)[-1].startswith("output_control_node"))
-    structural = np.zeros(dag.control.size, dtype=bool)
-    for k in np.flatnonzero(dag.control).tolist():     # only control edges can be
-        structural[k] = structural_dst(dag.nodes[dag.dst[k]])
-    return structural
+    # only control edges can be; asked once per node that control edges end at
+    by_node = np.zeros(dag.n, dtype=bool)
+    by_node[dag.dst[dag.control]] = True
+    ends = np.flatnonzero(by_node)
+    nodes = dag.nodes
+    by_node[ends] = np.fromiter((structural_dst(nodes[i]) for i in ends.tolist()), dtype=bool,
+                                count=ends.size)
+    return dag.control & by_node[dag.dst]
 
 
 # --------------------------------------------------------------------------- analysis
@@ -315,7 +280,7 @@ def analyze_parallelism(graph: Graph, *, shapes: ShapeInfo | None = None, placem
                      "edges were ignored")
 
     ops = [node.op for node in dag.nodes]
-    folded = _fold_constants(dag, ops, shapes, table)
+    folded = fold_constants(dag, ops, shapes, table)
     op_types = set(ops)
     inline_op = {op: table.runs_inline(op) for op in op_types}
     inline = np.fromiter(map(inline_op.__getitem__, ops), dtype=bool, count=n)
@@ -352,18 +317,23 @@ def analyze_parallelism(graph: Graph, *, shapes: ShapeInfo | None = None, placem
     work_int = est.work_int
 
     # -- widths
-    all_edges_width = max_antichain(n, dag.src, dag.dst, expensive)
-    useful_chain = max_antichain(n, dag.src, dag.dst, useful, scope.at_once)
+    edges = dag.unique_edges
+    all_edges_width = solve_antichain(n, *edges, expensive, unique=True, position=dag.position)
+    useful_chain = solve_antichain(n, *edges, useful, scope.at_once, unique=True, position=dag.position)
     step_all = in_step & ~skipped
-    width_all = (all_edges_width.width if expensive.all()
-                 else antichain_width(n, dag.src, dag.dst, step_all))
+
+    def width_all() -> int:
+        return (all_edges_width.width if expensive.all()
+                else solve_antichain(n, *edges, step_all, unique=True, position=dag.position).width)
+
     own_control = dag.control & ~_structural_control(dag, table)
     keep = ~own_control
     if keep.all():
         no_control = all_edges_width.width   # no control edges of the model's own
     else:
-        no_control = antichain_width(n, dag.src[keep], dag.dst[keep], expensive)
-    gil_chain = max_antichain(n, dag.src, dag.dst, expensive & est.gil)
+        no_control = solve_antichain(n, dag.src[keep], dag.dst[keep], expensive,
+                                     position=dag.position).width
+    gil_chain = solve_antichain(n, *edges, expensive & est.gil, unique=True, position=dag.position)
 
     # -- the thread model: work and span in estimated microseconds
     model = ThreadModel(dag, time_us, est.max_threads, est.gil & expensive, cores,
@@ -373,8 +343,10 @@ def analyze_parallelism(graph: Graph, *, shapes: ShapeInfo | None = None, placem
     total_us = model.total
     step_work = [work_int[i] for i in np.flatnonzero(expensive).tolist()]
     total_work = sum(step_work)
-    span_int = sum(work_int[i] for i in path if expensive[i])
-    critical = [dag.nodes[i].name for i in path if expensive[i]]
+    path_idx = np.asarray(path, dtype=np.int64)
+    on_path = path_idx[expensive[path_idx]].tolist()
+    span_int = sum(work_int[i] for i in on_path)
+    critical = [dag.nodes[i].name for i in on_path]
     avg = total_us / span_us if span_us > 0 else None
 
     # -- the model's control edges
@@ -413,6 +385,9 @@ def analyze_parallelism(graph: Graph, *, shapes: ShapeInfo | None = None, placem
     per_device = _per_device(dag, placement, expensive, work_int, table, notes, total_work,
                              all_edges_width.width)
 
+    def names(chain: Solved) -> Callable[[], list[Branch]]:
+        return lambda: _branches(dag, chain.antichain().nodes)
+
     rec = recommend(model, width=all_edges_width.width, useful_width=useful_chain.width,
                     intra_share=share, average_parallelism=avg, assumed_share=assumed_share)
     if not rec.simulated:
@@ -420,17 +395,19 @@ def analyze_parallelism(graph: Graph, *, shapes: ShapeInfo | None = None, placem
                      "schedule")
     return ParallelismReport(
         model=graph.name, cores=cores, nodes=n, expensive_ops=int(np.count_nonzero(expensive)),
-        folded_ops=folded_ops, width=all_edges_width.width, width_all_ops=width_all,
-        width_without_control_edges=no_control,
-        antichain=[dag.nodes[i].name for i in all_edges_width.nodes.tolist()],
-        branches=_branches(dag, all_edges_width.nodes), critical_path=critical,
+        folded_ops=folded_ops, width=all_edges_width.width,
+        width_without_control_edges=no_control, critical_path=critical,
         work=total_work, span=span_int, average_parallelism=avg, unknown_cost_ops=unknown_cost,
         control_edges=control_edges, control_hubs=hubs, gil_width=gil_chain.width,
-        gil_branches=_branches(dag, gil_chain.nodes), intra_ops=intra_rows, intra_share=share,
+        intra_ops=intra_rows, intra_share=share,
         recommendation=rec, per_device=per_device, notes=notes,
-        useful_width=useful_chain.width, useful_branches=_branches(dag, useful_chain.nodes),
+        useful_width=useful_chain.width,
         useful_ops=int(np.count_nonzero(useful)), batch_size=batch, assumed_ops=assumed_ops,
-        assumed_share=assumed_share, work_us=total_t, span_us=span_us, step_left_out=left_out)
+        assumed_share=assumed_share, work_us=total_t, span_us=span_us, step_left_out=left_out,
+        later={"width_all_ops": width_all,
+               "antichain": lambda: [dag.nodes[i].name for i in all_edges_width.antichain().nodes.tolist()],
+               "branches": names(all_edges_width), "useful_branches": names(useful_chain),
+               "gil_branches": names(gil_chain)})
 
 
 def _per_device(dag, placement, expensive, work_int, table, notes, total_work, overall_width):
@@ -458,10 +435,14 @@ def _per_device(dag, placement, expensive, work_int, table, notes, total_work, o
         if inline:
             inline_work += w
         # a device holding every expensive op has the graph's width: no second flow needed
-        width = overall_width if count == n_expensive else antichain_width(dag.n, dag.src, dag.dst, members)
+        if count == n_expensive:
+            width = (lambda: overall_width)
+        else:
+            width = (lambda members=members: solve_antichain(dag.n, *dag.unique_edges, members,
+                                                             unique=True, position=dag.position).width)
         out.append(DeviceFigures(
             device=display(name) if spec is not None else name, ops=int(np.count_nonzero(on_device)),
-            expensive_ops=count, width=width, work=w, inline_kernels=inline))
+            expensive_ops=count, width_of=width, work=w, inline_kernels=inline))
     if total_work and inline_work / total_work > 0.5:
         notes.append(f"{inline_work / total_work:.0%} of the work is placed on GPU devices, whose kernels "
                      "run inline on one thread and queue on the GPU: the thread settings mainly affect "

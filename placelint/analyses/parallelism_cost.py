@@ -62,13 +62,14 @@ class OpEstimates:
     def rows(self, members: np.ndarray, timed: np.ndarray, total_t: float, cores: int) -> list[IntraOpRow]:
         rows: dict[str, IntraOpRow] = {}
         for (op, cost, use), idx in self.groups.items():
-            idx = [i for i in idx if members[i]]
-            if not idx:
+            idx = np.asarray(idx, dtype=np.int64)
+            idx = idx[members[idx]]
+            if not idx.size:
                 continue
             row = rows.get(op)
             if row is None:
                 row = rows[op] = IntraOpRow(op, use.mode, use.source, use.gil, 0, 0, 1, 0, 0.0, 0)
-            k = len(idx)
+            k = int(idx.size)
             row.count += k
             splits = int(self.max_threads[idx[0]]) > 1
             row.splitting += k * splits
@@ -93,32 +94,42 @@ def estimate_ops(dag: IndexedDag, members: np.ndarray, sizes: AssumedSizes, shap
                  intra_table: IntraOpTable, cores: int) -> OpEstimates:
     n = dag.n
     work_int = [0] * n
-    time_us = np.zeros(n, dtype=float)
-    max_threads = np.ones(n, dtype=np.int64)
-    gil = np.zeros(n, dtype=bool)
-    assumed = np.zeros(n, dtype=bool)
-    unknown = np.zeros(n, dtype=bool)
     groups: dict[tuple[str, OpCost, IntraOpUse], list[int]] = {}
-    reuse: dict[tuple, tuple[int, float, int, bool, bool, bool, list[int]]] = {}
+    # one estimate per distinct cost key: its row in the tables below, and each member's row
+    reuse: dict[tuple, int] = {}
+    ops_of: list[int] = []
+    rows: list[tuple[float, int, bool, bool, bool]] = []
+    group_of: list[list[int]] = []
+    row_of: list[int] = []
     nodes = dag.nodes
-    for i in np.flatnonzero(members).tolist():
+    idx = np.flatnonzero(members)
+    for i in idx.tolist():
         node = nodes[i]
         key = cost_key(node, shapes)
-        hit = reuse.get(key)
-        if hit is None:
+        r = reuse.get(key)
+        if r is None:
             cost = op_cost(node, sizes)
             use = intra_op_use(node, sizes, cost, intra_table)
             unk = not cost.known and not use.gil
             t = INLINE_THRESHOLD_US / 2 if unk else _time_us(cost, use)
             thr = min(cores, use.threads) if use.threads and use.can_split and not unk else 1
             asm = not unk and has_unknown_dims(shapes, node)
-            group = groups.setdefault((node.op, cost, use), [])
-            hit = reuse[key] = (cost.ops, t, thr, use.gil, asm, unk, group)
-        work_int[i] = hit[0]
-        time_us[i] = hit[1]
-        max_threads[i] = hit[2]
-        gil[i] = hit[3]
-        assumed[i] = hit[4]
-        unknown[i] = hit[5]
-        hit[6].append(i)
-    return OpEstimates(work_int, time_us, max_threads, gil, assumed, unknown, groups)
+            r = reuse[key] = len(rows)
+            rows.append((t, thr, use.gil, asm, unk))
+            ops_of.append(cost.ops)
+            group_of.append(groups.setdefault((node.op, cost, use), []))
+        work_int[i] = ops_of[r]
+        group_of[r].append(i)
+        row_of.append(r)
+    # every member's figures from its row, in array operations
+    at = np.asarray(row_of, dtype=np.int64)
+    columns = list(zip(*rows)) or [()] * 5
+
+    def spread(column, dtype, fill) -> np.ndarray:
+        out = np.full(n, fill, dtype=dtype)
+        out[idx] = np.asarray(column, dtype=dtype)[at]
+        return out
+
+    return OpEstimates(work_int, spread(columns[0], float, 0.0), spread(columns[1], np.int64, 1),
+                       spread(columns[2], bool, False), spread(columns[3], bool, False),
+                       spread(columns[4], bool, False), groups)
