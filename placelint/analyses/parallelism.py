@@ -39,7 +39,7 @@ setting for ``cores`` cores (default ``DEFAULT_CORES``, never the checking machi
 
 from __future__ import annotations
 
-from collections import ChainMap, Counter, defaultdict
+from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Callable
@@ -220,11 +220,6 @@ def _node_devices(dag: IndexedDag, placement) -> list[str | None] | None:
     devices = getattr(placement, "device", None) if placement is not None else None
     if not devices:
         return None
-    if isinstance(devices, ChainMap):   # (a step's: its _Arg nodes over the graph's placement)
-        flat: dict = {}
-        for layer in reversed(devices.maps):
-            flat.update(layer)
-        devices = flat                  # look-ups in C, not through ChainMap's Python methods
     names = dag.index       # names in node order
     if len(devices) == len(names) and list(devices) == list(names):
         out = list(devices.values())    # the placer's dict is in node order: no look-ups
