@@ -124,17 +124,7 @@ class ShapeInfo:
         return num_elements(self.shape(node, slot))
 
     def nbytes(self, node, slot: int = 0) -> int | None:
-        name = self._name(node)
-        count = num_elements(self.shape(name, slot))
-        if count is None:
-            return None
-        dtype = self.dtype(name, slot)
-        if dtype is None:
-            return None
-        size = self._sizes.get(dtype, -1)
-        if size == -1:
-            size = self._sizes[dtype] = _dt.dtype_size(dtype)
-        return None if size is None else count * size
+        return self.dtype_nbytes(self._name(node), slot)[1]
 
     def dtype_nbytes(self, name: str, slot: int = 0) -> tuple[int | None, int | None]:
         """``(dtype(name, slot), nbytes(name, slot))`` with one look-up of the node."""
