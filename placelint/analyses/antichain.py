@@ -24,9 +24,10 @@ residual network of *any* maximum flow form the one minimum cut closest to the s
 the antichain does not depend on the max-flow algorithm. Networks of up to
 ``SMALL_NETWORK`` vertices (graphs up to ~2 * 10^4 nodes) use a short pure-Python Dinic,
 which spares them the import of scipy (~0.3 s, the largest part of a cold ``placelint
-check`` on a sample; see benchmarks/README.md for the threshold); larger ones use scipy. Members that form one chain (a serial graph: width 1) are
-recognised without a flow when the caller gives a topological order (``solve_antichain``);
-the flow then runs only if the antichain itself is asked for.
+check`` on a sample; see benchmarks/README.md for the threshold); larger ones use scipy.
+Members that form one chain (a serial graph: width 1) are recognised without a flow when
+the caller gives a topological order (``solve_antichain``); the flow then runs only if
+the antichain itself is asked for.
 
 Inputs are integer arrays, so callers can build them once for large graphs.
 """
