@@ -12,7 +12,7 @@ model) the script
   (inter_op, intra_op) for ``--cores`` cores;
 * measures at inter_op = 8 the largest number of expensive kernels in flight (handed
   out and not finished) and running at once, in any of ``--runs`` steps recorded by
-  TensorFlow's profiler at ``host_tracer_level=2`` after ``parallel_corpus.WARMUP``
+  TensorFlow's profiler at ``host_tracer_level=2`` after ``parallel_corpus.TRACE_WARMUP``
   untraced steps: the executor traces a kernel at level 2 only when its own
   ``IsExpensive`` holds, so the expensive kernels are TF's own and the inline control ops
   (a lowered loop's hand-out of iterations) run untraced

@@ -27,6 +27,11 @@ ALL = ("branches_uneven", "chain", "tiny_branches", "py_branches", "cond", "whil
 #: cycles and moves 1/10 of the way to each measured run (executor.cc ``KernelStats``): a
 #: kernel run once per step is counted as expensive for its first ~90 steps
 WARMUP = 120
+#: untraced steps before the in-flight trace: more, because a kernel still counted as
+#: expensive when the trace starts is handed out like a real one, and on a loaded machine
+#: one preempted run (50 us for a 1 us kernel) puts its estimate back above the threshold
+#: for another ~20 runs (a CI run once read 3 in flight on ``tiny_branches``, 2 running)
+TRACE_WARMUP = 300
 
 
 def _graph(name: str):
@@ -256,7 +261,7 @@ def measure_in_flight(spec: dict, inter: int = 8, runs: int = 7) -> dict:
     tsl/profiler/lib/traceme.h; ``MightTrace`` in executor.cc): profiled at
     ``host_tracer_level=2`` only the expensive kernels are recorded, by TF's own
     ``KernelStats::IsExpensive``, and the inline control ops of a loop run untraced (a
-    TraceMe that is off is one atomic load). ``WARMUP`` untraced steps first: every
+    TraceMe that is off is one atomic load). ``TRACE_WARMUP`` untraced steps first: every
     kernel starts out expensive (an estimate of 10^8 cycles that decays by 1/10 per run
     to its measured cost; ~90 runs bring a microsecond kernel under the 8000-cycle
     threshold), and a kernel traced as expensive does not update its estimate.
@@ -277,7 +282,7 @@ def measure_in_flight(spec: dict, inter: int = 8, runs: int = 7) -> dict:
                                                        device_tracer_level=0)
     with _session(g, inter, 1) as sess, tempfile.TemporaryDirectory() as logdir:
         fetch = g.get_tensor_by_name(spec["fetch"])
-        for _ in range(WARMUP):
+        for _ in range(TRACE_WARMUP):
             sess.run(fetch)
         tf.profiler.experimental.start(logdir, options=options)
         try:
