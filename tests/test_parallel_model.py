@@ -198,6 +198,12 @@ def test_simulation_matches_the_bounds_on_independent_equal_branches():
 def _while_graph(parallel_iterations: int, carried: bool, size: int = 512):
     """A While over (i, h, x): the body computes MatMul(x, x) (independent of the previous
     iteration) or MatMul(h, x) (an RNN-like state), then h + that."""
+    def int_const(f, name: str, value: int):
+        nd = f.node_def.add(name=name, op="Const")
+        nd.attr["dtype"].type = 3
+        nd.attr["value"].tensor.dtype = 3
+        nd.attr["value"].tensor.int_val.append(value)
+
     def fn(name, body: bool):
         f = FunctionDef()
         f.signature.name = name
@@ -205,20 +211,14 @@ def _while_graph(parallel_iterations: int, carried: bool, size: int = 512):
             f.signature.input_arg.add(name=a, type=t)
         if not body:
             f.signature.output_arg.add(name="p", type=10)
-            nd = f.node_def.add(name="lim", op="Const")
-            nd.attr["dtype"].type = 3
-            nd.attr["value"].tensor.dtype = 3
-            nd.attr["value"].tensor.int_val.append(10)
+            int_const(f, "lim", 10)
             nd = f.node_def.add(name="less", op="Less", input=["i", "lim:output:0"])
             nd.attr["T"].type = 3
             f.ret["p"] = "less:z:0"
             return f
         for a, t in (("i1", 3), ("h1", FLOAT), ("x1", FLOAT)):
             f.signature.output_arg.add(name=a, type=t)
-        nd = f.node_def.add(name="one", op="Const")
-        nd.attr["dtype"].type = 3
-        nd.attr["value"].tensor.dtype = 3
-        nd.attr["value"].tensor.int_val.append(1)
+        int_const(f, "one", 1)
         nd = f.node_def.add(name="next", op="AddV2", input=["i", "one:output:0"])
         nd.attr["T"].type = 3
         nd = f.node_def.add(name="mm", op="MatMul", input=["h" if carried else "x", "x"])
