@@ -88,14 +88,28 @@ def test_a_short_run_shows_nothing():
 
 # -- the real thing, in a terminal ------------------------------------------------------
 
+COPIES = 500      # of each sample: 1000 models
+
+
+def _link_or_copy(src, dst):
+    try:
+        os.link(src, dst)
+    except OSError:         # another file system (a tmpfs /tmp)
+        shutil.copy2(src, dst)
+
+
 @pytest.fixture(scope="module")
 def many_models(tmp_path_factory) -> Path:
-    """60 models (a small Keras SavedModel, a 150 KB text graph): 4-15 s of work with two
-    workers."""
+    """1000 models (a small Keras SavedModel, a 150 KB text graph): about 18 s
+    of work with two workers here, so that on a machine several times faster the run still
+    lasts well beyond the progress display's delay. (60 models once took 4-15 s; after the
+    fourth session's speed-ups they took 2 s, and a faster CI machine finished them before
+    the display appeared.) The test itself stops the run once the display shows."""
     root = tmp_path_factory.mktemp("many") / "models"
-    for i in range(30):
-        shutil.copytree(SAMPLES / "keras_cnn", root / f"keras_{i:02d}")
-        shutil.copy(SAMPLES / "alexnet_cpu1_assign.pbtxt", root / f"alexnet_{i:02d}.pbtxt")
+    for i in range(COPIES):
+        shutil.copytree(SAMPLES / "keras_cnn", root / f"keras_{i:03d}",
+                        copy_function=_link_or_copy)
+        _link_or_copy(SAMPLES / "alexnet_cpu1_assign.pbtxt", root / f"alexnet_{i:03d}.pbtxt")
     return root
 
 
@@ -152,7 +166,7 @@ def test_ctrl_c_in_a_terminal_stops_the_run_and_its_workers(many_models):
 
     try:
         screen, m, deadline = "", None, time.monotonic() + 90
-        progress = re.compile(r"(\d+)/60 models .*models/(keras|alexnet)_\d+(\.pbtxt)?: "
+        progress = re.compile(rf"(\d+)/{2 * COPIES} models .*models/(keras|alexnet)_\d+(\.pbtxt)?: "
                               rf"({'|'.join(PHASES)})")
         while time.monotonic() < deadline and not dead()[0]:
             screen = pane("capture-pane -p")
@@ -160,8 +174,10 @@ def test_ctrl_c_in_a_terminal_stops_the_run_and_its_workers(many_models):
             if m and int(m.group(1)) >= 2 and len(_marked_processes(marker)) >= 3:
                 break                          # progress shown, both workers busy
             time.sleep(0.1)
-        assert m, f"no progress display on the terminal:\n{screen}"
-        assert not dead()[0], "the run ended before it could be interrupted"
+        ended, status = dead()
+        assert m, (f"no progress display on the terminal (the run ended: {ended}, "
+                   f"status {status!r}):\n" + pane("capture-pane -p -S -"))
+        assert not ended, "the run ended before it could be interrupted"
         running = _marked_processes(marker)
 
         subprocess.run([*tmux, "send-keys", "C-c"], check=True)
