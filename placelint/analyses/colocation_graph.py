@@ -59,7 +59,7 @@ class ColocationGraph(DeviceCandidates):
         #: of TF's error text when the two cannot merge
         self._unions: dict[tuple[int, int], State | str] = {}
         #: (source state, destination state) -> ``ref_check``
-        self._ref_checks: dict[tuple[int, int], str | None] = {}
+        self._ref_checks: dict[tuple[State, State], str | None] = {}
         self.result = PlacementResult(devices, soft, {})     # (the devices: ``assign``)
         self.failed_roots: set[int] = set()
         #: positions of the generator nodes (no data inputs, one non-ref output): they are
@@ -321,13 +321,20 @@ class ColocationGraph(DeviceCandidates):
         return found
 
     def colocate_ref_edge(self, si: int, di: int):
+        find, state = self.find, self.state
+        sr, dr = find(si), find(di)
+        s, d = state[sr], state[dr]
+        try:
+            check = self._ref_checks[(s, d)]
+        except KeyError:
+            check = self._ref_checks[(s, d)] = ref_check(s, d)
+        if check is None:       # the usual case: nothing to report, a union
+            err = self.colocate(si, di)
+            if err is not None:
+                self._ref_union_failed(si, di, err)
+            return
         src, dst = self.order[si], self.order[di]
-        sr, dr = self.find(si), self.find(di)
-        s, d = self.state[sr], self.state[dr]
-        check = self._ref_checks.get((s.id, d.id))
-        if check is None:
-            check = self._ref_checks[(s.id, d.id)] = ref_check(s, d)
-        if check is not None and check != "requested":
+        if check != "requested":
             a, b = (s.assigned, d.assigned) if check == "assigned" else (s.resource, d.resource)
             self.result.errors.append(PlacerEvent(
                 PlacerEventKind.COLOCATION, dst.name,
@@ -337,25 +344,29 @@ class ColocationGraph(DeviceCandidates):
                 related=[src.name], requested=dst.device))
             self.failed_roots.update((sr, dr))
             return
-        if check == "requested":
-            self.result.events.append(PlacerEvent(
-                PlacerEventKind.OVERRIDDEN_DEVICE_REQUEST, dst.name,
-                f"Ignoring device specification {d.requested} for node '{dst.name}' because the "
-                f"input edge from '{src.name}' is a reference connection and already has a "
-                f"device field set to {s.requested}",
-                related=[src.name], requested=str(d.requested),
-                detail={"source_device": str(s.requested)}))
-            self.state[dr] = self.intern(d.assigned, d.resource,
-                                         ensure(ensure(s.requested, d.assigned), d.resource),
-                                         d.supported, d.soft)
+        # "requested": the destination's request gives way to the source's
+        self.result.events.append(PlacerEvent(
+            PlacerEventKind.OVERRIDDEN_DEVICE_REQUEST, dst.name,
+            f"Ignoring device specification {d.requested} for node '{dst.name}' because the "
+            f"input edge from '{src.name}' is a reference connection and already has a "
+            f"device field set to {s.requested}",
+            related=[src.name], requested=str(d.requested),
+            detail={"source_device": str(s.requested)}))
+        state[dr] = self.intern(d.assigned, d.resource,
+                                ensure(ensure(s.requested, d.assigned), d.resource),
+                                d.supported, d.soft)
         err = self.colocate(si, di)
         if err is not None:
-            self.result.errors.append(PlacerEvent(
-                PlacerEventKind.COLOCATION, dst.name,
-                "Nodes were connected by a reference or resource connection (requiring them to be "
-                f"on the same device), but the two nodes were assigned two different devices: {err}",
-                related=[src.name], requested=dst.device))
-            self.failed_roots.update((self.find(si), self.find(di)))
+            self._ref_union_failed(si, di, err)
+
+    def _ref_union_failed(self, si: int, di: int, err: str):
+        src, dst = self.order[si], self.order[di]
+        self.result.errors.append(PlacerEvent(
+            PlacerEventKind.COLOCATION, dst.name,
+            "Nodes were connected by a reference or resource connection (requiring them to be "
+            f"on the same device), but the two nodes were assigned two different devices: {err}",
+            related=[src.name], requested=dst.device))
+        self.failed_roots.update((self.find(si), self.find(di)))
 
     def colocate_class_groups(self):
         at, roots, groups, names = self.graph.derived("placer.class_joins",
