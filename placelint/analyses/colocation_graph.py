@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from operator import attrgetter
 
+import numpy as np
+
 from ..dtypes import DT_RESOURCE, DT_VARIANT, is_ref
 from ..model.expand import CALL_ARG_ATTR
 from ..model.devices import Device, DeviceSet, DeviceSpec, MergeError
@@ -57,7 +59,7 @@ class ColocationGraph(DeviceCandidates):
         #: of TF's error text when the two cannot merge
         self._unions: dict[tuple[int, int], State | str] = {}
         #: (source state, destination state) -> ``ref_check``
-        self._ref_checks: dict[tuple[int, int], str | None] = {}
+        self._ref_checks: dict[tuple[State, State], str | None] = {}
         self.result = PlacementResult(devices, soft, {})     # (the devices: ``assign``)
         self.failed_roots: set[int] = set()
         #: positions of the generator nodes (no data inputs, one non-ref output): they are
@@ -319,13 +321,20 @@ class ColocationGraph(DeviceCandidates):
         return found
 
     def colocate_ref_edge(self, si: int, di: int):
+        find, state = self.find, self.state
+        sr, dr = find(si), find(di)
+        s, d = state[sr], state[dr]
+        try:
+            check = self._ref_checks[(s, d)]
+        except KeyError:
+            check = self._ref_checks[(s, d)] = ref_check(s, d)
+        if check is None:       # the usual case: nothing to report, a union
+            err = self.colocate(si, di)
+            if err is not None:
+                self._ref_union_failed(si, di, err)
+            return
         src, dst = self.order[si], self.order[di]
-        sr, dr = self.find(si), self.find(di)
-        s, d = self.state[sr], self.state[dr]
-        check = self._ref_checks.get((s.id, d.id))
-        if check is None:
-            check = self._ref_checks[(s.id, d.id)] = ref_check(s, d)
-        if check is not None and check != "requested":
+        if check != "requested":
             a, b = (s.assigned, d.assigned) if check == "assigned" else (s.resource, d.resource)
             self.result.errors.append(PlacerEvent(
                 PlacerEventKind.COLOCATION, dst.name,
@@ -335,36 +344,38 @@ class ColocationGraph(DeviceCandidates):
                 related=[src.name], requested=dst.device))
             self.failed_roots.update((sr, dr))
             return
-        if check == "requested":
-            self.result.events.append(PlacerEvent(
-                PlacerEventKind.OVERRIDDEN_DEVICE_REQUEST, dst.name,
-                f"Ignoring device specification {d.requested} for node '{dst.name}' because the "
-                f"input edge from '{src.name}' is a reference connection and already has a "
-                f"device field set to {s.requested}",
-                related=[src.name], requested=str(d.requested),
-                detail={"source_device": str(s.requested)}))
-            self.state[dr] = self.intern(d.assigned, d.resource,
-                                         ensure(ensure(s.requested, d.assigned), d.resource),
-                                         d.supported, d.soft)
+        # "requested": the destination's request gives way to the source's
+        self.result.events.append(PlacerEvent(
+            PlacerEventKind.OVERRIDDEN_DEVICE_REQUEST, dst.name,
+            f"Ignoring device specification {d.requested} for node '{dst.name}' because the "
+            f"input edge from '{src.name}' is a reference connection and already has a "
+            f"device field set to {s.requested}",
+            related=[src.name], requested=str(d.requested),
+            detail={"source_device": str(s.requested)}))
+        state[dr] = self.intern(d.assigned, d.resource,
+                                ensure(ensure(s.requested, d.assigned), d.resource),
+                                d.supported, d.soft)
         err = self.colocate(si, di)
         if err is not None:
-            self.result.errors.append(PlacerEvent(
-                PlacerEventKind.COLOCATION, dst.name,
-                "Nodes were connected by a reference or resource connection (requiring them to be "
-                f"on the same device), but the two nodes were assigned two different devices: {err}",
-                related=[src.name], requested=dst.device))
-            self.failed_roots.update((self.find(si), self.find(di)))
+            self._ref_union_failed(si, di, err)
+
+    def _ref_union_failed(self, si: int, di: int, err: str):
+        src, dst = self.order[si], self.order[di]
+        self.result.errors.append(PlacerEvent(
+            PlacerEventKind.COLOCATION, dst.name,
+            "Nodes were connected by a reference or resource connection (requiring them to be "
+            f"on the same device), but the two nodes were assigned two different devices: {err}",
+            related=[src.name], requested=dst.device))
+        self.failed_roots.update((self.find(si), self.find(di)))
 
     def colocate_class_groups(self):
-        roots: dict[str, int] = {}
-        setdefault, colocate = roots.setdefault, self.colocate
-        for i, groups in self.graph.derived("placer.class_joins", lambda: _class_joins(self.graph)):
-            for group in groups:
-                root = setdefault(group, i)
-                if root != i:
-                    err = colocate(i, root)
-                    if err is not None:
-                        self._class_join_failed(i, group, root, err)
+        at, roots, groups, names = self.graph.derived("placer.class_joins",
+                                                      lambda: _class_joins(self.graph))
+        colocate = self.colocate
+        for i, root, group in zip(at, roots, groups):
+            err = colocate(i, root)
+            if err is not None:
+                self._class_join_failed(i, names[group], root, err)
 
     def _class_join_failed(self, i: int, group: str, root: int, err: str):
         node, related = self.order[i], [self.order[root].name]
@@ -382,19 +393,53 @@ class ColocationGraph(DeviceCandidates):
             self.failed_roots.update((self.find(i), self.find(root)))
 
 
-def _class_joins(graph: Graph) -> list[tuple[int, tuple[str, ...]]]:
-    """``ColocateAllNodes``'s visits, in processing order: (position, the groups the node
-    joins: its ``_class`` names, then its own name). Only the nodes with a ``_class`` and
-    the nodes a ``_class`` names take part: any other node is alone in the group of its
-    own name, which no node asks for."""
-    classes, named = _class_groups(graph)
-    if not classes:
-        return []
+def _class_joins(graph: Graph) -> tuple[list[int], list[int], list[int], list[str]]:
+    """``ColocateAllNodes``'s unions, in visit order: the positions of the nodes that join a
+    group another node started, the position of that group's first node (the union's other
+    side), and the group (an index into the group names, the fourth list). TF visits the
+    nodes in processing order, each joining the groups its ``_class`` names, then the group
+    of its own name; a node joins a group at its first visitor. Only the nodes with a
+    ``_class`` and the nodes a ``_class`` names take part: any other node is alone in the
+    group of its own name, which no node asks for. Worked out on arrays of (node, group)
+    visits: a group's first visitor is its smallest position."""
+    names, value_of, by_value = _class_groups(graph)
+    if not names:
+        return [], [], [], []
     idx = ordered(graph)[1]
-    joins = [(idx[name], (*groups, name)) for name, groups in classes.items()]
-    joins += [(idx[name], (name,)) for name in named if name in idx and name not in classes]
-    joins.sort()        # (positions are distinct: the sort compares them only)
-    return joins
+    group_names = sorted({group for groups in by_value for group in groups})
+    gid = {group: k for k, group in enumerate(group_names)}
+    # each distinct value's groups as ids, flat, with where each value's run starts
+    lens = np.fromiter(map(len, by_value), dtype=np.int64, count=len(by_value))
+    flat = np.fromiter((gid[group] for groups in by_value for group in groups), dtype=np.int64,
+                       count=int(lens.sum()))
+    flat = np.append(flat, 0)       # (read, then discarded, where a visit is no _class group)
+    starts = np.concatenate(([0], np.cumsum(lens)[:-1]))
+    # the visiting nodes: those with a ``_class``, then the named ones without one
+    classed = set(names)
+    plain = [name for name in group_names if name in idx and name not in classed]
+    visitors = names + plain
+    pos = np.fromiter(map(idx.__getitem__, visitors), dtype=np.int64, count=len(visitors))
+    own = np.fromiter((gid.get(name, -1) for name in names), dtype=np.int64, count=len(names))
+    own = np.concatenate((own, np.fromiter(map(gid.__getitem__, plain), dtype=np.int64,
+                                           count=len(plain))))
+    value = np.concatenate((np.asarray(value_of, dtype=np.int64),
+                            np.full(len(plain), -1, dtype=np.int64)))
+    n_class = np.where(value >= 0, lens[value], 0)
+    by_pos = np.argsort(pos, kind="stable")
+    pos, own, value, n_class = pos[by_pos], own[by_pos], value[by_pos], n_class[by_pos]
+    # every visit in order: a node's ``_class`` groups, then its own name's (when named)
+    count = n_class + (own >= 0)
+    visitor = np.repeat(np.arange(pos.size, dtype=np.int64), count)
+    k = np.arange(visitor.size, dtype=np.int64) - np.repeat(np.cumsum(count) - count, count)
+    in_class = k < n_class[visitor]
+    group = np.where(in_class, flat[np.where(in_class, starts[value[visitor]] + k, 0)],
+                     own[visitor])
+    at = pos[visitor]
+    first = np.full(len(group_names), np.iinfo(np.int64).max, dtype=np.int64)
+    np.minimum.at(first, group, at)
+    root = first[group]
+    joins = root != at
+    return at[joins].tolist(), root[joins].tolist(), group[joins].tolist(), group_names
 
 
 def _has_data_input(node: Node) -> bool:
@@ -405,11 +450,11 @@ def _has_data_input(node: Node) -> bool:
     return False
 
 
-def _class_groups(graph: Graph) -> tuple[dict[str, tuple[str, ...]], set[str]]:
-    """Node -> the group names in its ``_class`` attr (``loc:@NAME`` entries), for the nodes
-    that have the attr; and every group name they give. Many nodes carry the same attr
-    value (the initializer ops of one variable): each distinct value, by its bytes, is
-    read once."""
+def _class_groups(graph: Graph) -> tuple[list[str], list[int], list[tuple[str, ...]]]:
+    """The nodes that have a ``_class`` attr, the index of each one's value among the
+    distinct values, and the group names (``loc:@NAME`` entries) of each distinct value.
+    Many nodes carry the same attr value (the initializer ops of one variable): each
+    distinct value, by its bytes, is read once."""
     names: list[str] = []
     values: list[bytes] = []
     add_name, add_value = names.append, values.append
@@ -418,11 +463,11 @@ def _class_groups(graph: Graph) -> tuple[dict[str, tuple[str, ...]], set[str]]:
         if "_class" in attrs:
             add_name(node.name)
             add_value(attrs["_class"].SerializeToString())
-    by_value = {value: tuple(s[5:].decode("utf-8", "replace")
-                             for s in AttrValue.FromString(value).list.s if s[:5] == b"loc:@")
-                for value in set(values)}
-    found = dict(zip(names, map(by_value.__getitem__, values)))
-    return found, {group for groups in by_value.values() for group in groups}
+    distinct = {value: k for k, value in enumerate(dict.fromkeys(values))}
+    by_value = [tuple(s[5:].decode("utf-8", "replace")
+                      for s in AttrValue.FromString(value).list.s if s[:5] == b"loc:@")
+                for value in distinct]
+    return names, list(map(distinct.__getitem__, values)), by_value
 
 
 def _is_dataset_op(op: str) -> bool:
