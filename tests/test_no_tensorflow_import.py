@@ -107,11 +107,14 @@ def test_rules_and_rule_commands(tmp_path):
 
 
 #: Modules that ``placelint check`` on a small sample must not import: each costs a fresh
-#: process more than the analysis does (pydantic: Typer 0.29 converts option values with
-#: it, ``commands._values`` converts them without), or belongs to other commands (rich: the
-#: progress display; networkx and scipy: ``graph`` and the parallelism judge).
+#: process more than the analysis does, or belongs to other paths. pydantic: Typer 0.29
+#: converts option values with it, ``commands._values`` converts them without; rich: the
+#: progress display; networkx and scipy: ``graph`` and the parallelism judge; numpy.ma:
+#: plain ``np.unique``; concurrent.futures' pool and multiprocessing: ``--jobs`` over many
+#: models; the memory analysis: a budget (``--memory``).
 NOT_FOR_A_SMALL_CHECK = ("pydantic", "pydantic_core", "typer._adapters", "rich", "networkx",
-                         "scipy")
+                         "scipy", "numpy.ma", "concurrent.futures.process", "multiprocessing",
+                         "placelint.analyses.memory")
 
 LOADED = CHECK + textwrap.dedent(f"""
     heavy = {NOT_FOR_A_SMALL_CHECK!r}
