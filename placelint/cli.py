@@ -97,9 +97,12 @@ def run():
     transfers phase), the last model analysed stays referenced (``runner.keep_last_report``)
     and, once the output is flushed and the atexit handlers have run, the process leaves
     with ``os._exit``, without freeing every object one by one (an ordinary exit under a
-    profiler or tracer, whose report is written at exit). Library callers use
+    profiler or tracer, whose report is written at exit). OpenBLAS, which numpy loads, gets
+    one thread unless the environment says otherwise: placelint makes no BLAS call, and
+    starting a thread per core costs a small check a tenth of its time. Library callers use
     ``main`` (or ``placelint.analyze``), which leave the interpreter as they found it."""
     from . import runner
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     gc.disable()
     runner.keep_last_report()
     try:
