@@ -111,10 +111,12 @@ def test_rules_and_rule_commands(tmp_path):
 #: converts option values with it, ``commands._values`` converts them without; rich: the
 #: progress display; networkx and scipy: ``graph`` and the parallelism judge; numpy.ma:
 #: plain ``np.unique``; concurrent.futures' pool and multiprocessing: ``--jobs`` over many
-#: models; the memory analysis: a budget (``--memory``).
+#: models; the memory analysis: a budget (``--memory``); the cache (hashlib, tempfile): a
+#: run without ``--no-cache``; tomllib: a config file (not with ``--isolated``).
 NOT_FOR_A_SMALL_CHECK = ("pydantic", "pydantic_core", "typer._adapters", "rich", "networkx",
                          "scipy", "numpy.ma", "concurrent.futures.process", "multiprocessing",
-                         "placelint.analyses.memory")
+                         "placelint.analyses.memory", "placelint.cache", "hashlib", "tempfile",
+                         "tomllib")
 
 LOADED = CHECK + textwrap.dedent(f"""
     heavy = {NOT_FOR_A_SMALL_CHECK!r}
