@@ -8,10 +8,10 @@ small model (``placelint check`` on a sample). No declaration avoids it: ``str``
 the class of every placelint command, and ``Group``, the app's, give each of their
 parameters a conversion that does Typer's own work for the values the commands take in
 practice (a missing value; a ``str``; a ``Path``, checked by Typer's ``coerce_cli_path``; a
-plain decimal ``int`` or ``float`` within the option's ``min``/``max``; a list of those) and
-hands any other value to the conversion Typer would have used, so that what is accepted,
-and every error message, stays Typer's. With a Typer that has no such conversion (before
-0.2x), they change nothing.
+plain decimal ``int`` or ``float``, or a default of that type, within the option's
+``min``/``max``; a list of those) and hands any other value to the conversion Typer would
+have used, so that what is accepted, and every error message, stays Typer's. With a Typer
+that has no such conversion (before 0.2x), they change nothing.
 """
 
 from __future__ import annotations
@@ -42,19 +42,24 @@ def _plain(annotation: Any, value: Any, info: Any, param: Any, ctx: Any) -> Any:
     if get_origin(annotation) is list and isinstance(value, (list, tuple)):
         (item,) = get_args(annotation)
         return [_plain(item, v, info, param, ctx) for v in value]
-    if not isinstance(value, str) or info.parser is not None:
+    if info.parser is not None:
         raise _Other
-    if annotation is str:
-        return value
     if annotation is int or annotation is float:
-        if info.clamp or not (_INT if annotation is int else _FLOAT).fullmatch(value):
+        if type(value) is annotation:   # a default
+            number = value
+        elif isinstance(value, str) and (_INT if annotation is int else _FLOAT).fullmatch(value):
+            number = annotation(value)
+        else:
             raise _Other
-        number = annotation(value)
-        if info.min is not None and number < info.min or info.max is not None and number > info.max:
-            raise _Other    # Typer's message
+        if info.clamp or info.min is not None and number < info.min \
+                or info.max is not None and number > info.max:
+            raise _Other    # Typer's clamping or message
         return number
-    if annotation is Path and value and info.path_type is None:
+    if annotation is Path and info.path_type is None and (isinstance(value, Path) or value
+                                                          and isinstance(value, str)):
         return coerce_cli_path(Path(value), info, path_type=Path, param=param, ctx=ctx)
+    if annotation is str and isinstance(value, str):
+        return value
     raise _Other
 
 
