@@ -111,12 +111,11 @@ def test_rules_and_rule_commands(tmp_path):
 #: converts option values with it, ``commands._values`` converts them without; rich: the
 #: progress display; networkx and scipy: ``graph`` and the parallelism judge; numpy.ma:
 #: plain ``np.unique``; concurrent.futures' pool and multiprocessing: ``--jobs`` over many
-#: models; the memory analysis: a budget (``--memory``); the cache (hashlib, tempfile): a
-#: run without ``--no-cache``; tomllib: a config file (not with ``--isolated``).
+#: models; the memory analysis: a budget (``--memory``); the cache (and hashlib): a run
+#: without ``--no-cache``; tomllib: a config file (not with ``--isolated``).
 NOT_FOR_A_SMALL_CHECK = ("pydantic", "pydantic_core", "typer._adapters", "rich", "networkx",
                          "scipy", "numpy.ma", "concurrent.futures.process", "multiprocessing",
-                         "placelint.analyses.memory", "placelint.cache", "hashlib", "tempfile",
-                         "tomllib")
+                         "placelint.analyses.memory", "placelint.cache", "hashlib", "tomllib")
 
 LOADED = CHECK + textwrap.dedent(f"""
     heavy = {NOT_FOR_A_SMALL_CHECK!r}
