@@ -85,10 +85,13 @@ def _plainly(params: list) -> None:
     for param in params:
         descriptor = getattr(param, "type_descriptor", None)
         if descriptor is not None and getattr(param, "_runtime_param", 0) is None \
-                and descriptor.file_annotation is None:
-            param._runtime_param = _Value(parameter_info=descriptor.parameter_info,
-                                          annotation=descriptor.annotation,
-                                          descriptor=descriptor)
+                and getattr(descriptor, "file_annotation", 0) is None:
+            try:
+                param._runtime_param = _Value(parameter_info=descriptor.parameter_info,
+                                              annotation=descriptor.annotation,
+                                              descriptor=descriptor)
+            except (TypeError, AttributeError):     # pragma: no cover - another Typer
+                return                              # whose conversion stays its own
 
 
 class Command(TyperCommand):
