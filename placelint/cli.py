@@ -19,11 +19,13 @@ import typer
 
 from . import __version__
 from .commands._common import COMMANDS, EXIT_ERROR
+from .commands._values import Command, Group
 
 #: Ctrl-C's exit status, as a shell reports a process killed by SIGINT (128 + 2)
 EXIT_INTERRUPTED = 130
 
-app = typer.Typer(no_args_is_help=True, rich_markup_mode=None, pretty_exceptions_enable=False,
+app = typer.Typer(cls=Group, no_args_is_help=True, rich_markup_mode=None,
+                  pretty_exceptions_enable=False,
                   context_settings={"help_option_names": ["-h", "--help"]},
                   help="Static analysis of TensorFlow device placement and parallelism.")
 
@@ -51,7 +53,7 @@ def _register_commands():
     known = {c.callback for c in app.registered_commands}
     for name, func in COMMANDS:
         if func not in known:
-            app.command(name)(func)
+            app.command(name, cls=Command)(func)
 
 
 _interrupted = False
@@ -95,9 +97,12 @@ def run():
     transfers phase), the last model analysed stays referenced (``runner.keep_last_report``)
     and, once the output is flushed and the atexit handlers have run, the process leaves
     with ``os._exit``, without freeing every object one by one (an ordinary exit under a
-    profiler or tracer, whose report is written at exit). Library callers use
+    profiler or tracer, whose report is written at exit). OpenBLAS, which numpy loads, gets
+    one thread unless the environment says otherwise: placelint makes no BLAS call, and
+    starting a thread per core costs a small check a tenth of its time. Library callers use
     ``main`` (or ``placelint.analyze``), which leave the interpreter as they found it."""
     from . import runner
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     gc.disable()
     runner.keep_last_report()
     try:

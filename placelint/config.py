@@ -13,7 +13,6 @@ Command-line flags override the file.
 
 from __future__ import annotations
 
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
@@ -340,6 +339,7 @@ def validate(raw: dict, source: str) -> dict[str, Any]:
 
 
 def _read_toml(path: Path) -> dict:
+    import tomllib
     try:
         with open(path, "rb") as fh:
             return tomllib.load(fh)

@@ -29,6 +29,7 @@ must not. Other sections may follow the four required ones.
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -98,8 +99,11 @@ def read_doc(code: str, name: str) -> str | None:
         return None
 
 
+@functools.lru_cache(maxsize=1)
 def project_urls() -> dict[str, str]:
-    """The installed package's ``Project-URL`` entries, label (lower case) -> URL."""
+    """The installed package's ``Project-URL`` entries, label (lower case) -> URL (read once
+    per process: each lookup searches every entry of sys.path, ~1 ms, and ``doc_url`` asks
+    for each finding of a JSON or full report)."""
     from importlib import metadata
     try:
         entries = metadata.metadata("placelint").get_all("Project-URL") or []

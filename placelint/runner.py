@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import signal
-from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from dataclasses import dataclass, field
 
 from .checks.pl009_internal_error import InternalError
@@ -224,6 +223,7 @@ POLL_SECONDS = 0.1
 
 def _run_pool(refs, settings, todo, results, workers, progress) -> None:
     import multiprocessing
+    from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
     phases = multiprocessing.SimpleQueue() if progress is not None else None
     pool = ProcessPoolExecutor(max_workers=workers, initializer=_init_worker,
                                initargs=(phases,))
@@ -255,7 +255,7 @@ def _run_pool(refs, settings, todo, results, workers, progress) -> None:
     pool.shutdown(wait=True)
 
 
-def _terminate(pool: ProcessPoolExecutor) -> None:
+def _terminate(pool) -> None:
     """Stop ``pool`` now: cancel what has not started and terminate the workers.
 
     ``ProcessPoolExecutor`` has no public way to stop running tasks before Python 3.14

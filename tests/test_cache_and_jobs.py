@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import concurrent.futures
 import shutil
 import time
 from pathlib import Path
@@ -126,11 +127,11 @@ def test_internal_errors_are_not_cached(models, tmp_path, monkeypatch):
 def test_jobs_use_a_process_pool_and_keep_the_order(models, monkeypatch):
     pools = []
 
-    class SpyPool(runner.ProcessPoolExecutor):
+    class SpyPool(concurrent.futures.ProcessPoolExecutor):
         def __init__(self, max_workers, **kwargs):
             pools.append(max_workers)
             super().__init__(max_workers=max_workers, **kwargs)
-    monkeypatch.setattr(runner, "ProcessPoolExecutor", SpyPool)
+    monkeypatch.setattr(concurrent.futures, "ProcessPoolExecutor", SpyPool)
     refs = discover([models])
     serial = runner.run_models(refs, _settings(), jobs=1)
     assert pools == []

@@ -104,3 +104,31 @@ def test_check_with_workers_then_from_the_cache(tmp_path):
 def test_rules_and_rule_commands(tmp_path):
     _run(tmp_path, CHECK, "rules")
     _run(tmp_path, CHECK, "rule", "PL102")
+
+
+#: Modules that ``placelint check`` on a small sample must not import: each costs a fresh
+#: process more than the analysis does, or belongs to other paths. pydantic: Typer 0.29
+#: converts option values with it, ``commands._values`` converts them without; rich: the
+#: progress display; networkx and scipy: ``graph`` and the parallelism judge; numpy.ma:
+#: plain ``np.unique``; concurrent.futures' pool and multiprocessing: ``--jobs`` over many
+#: models; the memory analysis: a budget (``--memory``); the cache (and hashlib): a run
+#: without ``--no-cache``; tomllib: a config file (not with ``--isolated``).
+NOT_FOR_A_SMALL_CHECK = ("pydantic", "pydantic_core", "typer._adapters", "rich", "networkx",
+                         "scipy", "numpy.ma", "concurrent.futures.process", "multiprocessing",
+                         "placelint.analyses.memory", "placelint.cache", "hashlib", "tomllib")
+
+LOADED = CHECK + textwrap.dedent(f"""
+    heavy = {NOT_FOR_A_SMALL_CHECK!r}
+    print("LOADED", sorted(m for m in sys.modules if m in heavy or m.split(".")[0] in heavy))
+""")
+
+
+@pytest.mark.parametrize("args", [
+    [],
+    ["--jobs", "1", "--devices", "CPU:0,GPU:0,GPU:1", "--format", "json"],
+    ["--allow-soft-placement", "--batch-size", "8", "--gpu-memory-fraction", "0.5"],
+], ids=["defaults", "options", "more-options"])
+def test_check_on_a_small_sample_leaves_heavy_modules_out(tmp_path, args):
+    proc = _run(tmp_path, LOADED, "check", "--isolated", "--no-cache", *args,
+                str(ROOT / "samples" / "towers_gpu.pb"))
+    assert proc.stdout.strip().splitlines()[-2:] == ["EXIT 1", "LOADED []"], proc.stdout[-500:]

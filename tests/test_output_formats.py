@@ -234,10 +234,15 @@ def test_unknown_format_is_a_usage_error(repo):
     assert r.exit_code == 2 and "unknown --format 'xml'" in r.stderr
 
 
-def test_sarif_links_come_from_the_package_metadata(monkeypatch):
+def test_sarif_links_come_from_the_package_metadata(monkeypatch, request):
     from importlib import metadata
 
     from placelint.output.sarif import rule_descriptor, sarif_log
+    from placelint.rulebook import project_urls
+
+    # project_urls reads the metadata once per process: again under each patch here, and
+    # once more after the test
+    request.addfinalizer(project_urls.cache_clear)
 
     class Meta:
         def get_all(self, key):
@@ -245,6 +250,7 @@ def test_sarif_links_come_from_the_package_metadata(monkeypatch):
             return ["Homepage, https://example.org/placelint",
                     "Rules, https://example.org/placelint/blob/main/rules/"]
     monkeypatch.setattr(metadata, "metadata", lambda name: Meta())
+    project_urls.cache_clear()
     rule = next(r for r in all_rules() if r.code == "PL102")
     assert rule_descriptor(rule)["helpUri"] == \
         "https://example.org/placelint/blob/main/rules/PL102-malformed-device.md"
@@ -252,5 +258,6 @@ def test_sarif_links_come_from_the_package_metadata(monkeypatch):
     assert driver["informationUri"] == "https://example.org/placelint"
     monkeypatch.setattr(metadata, "metadata", lambda name: (_ for _ in ()).throw(
         metadata.PackageNotFoundError(name)))
+    project_urls.cache_clear()
     assert "helpUri" not in rule_descriptor(rule)
     assert "informationUri" not in sarif_log([], RunInfo())["runs"][0]["tool"]["driver"]

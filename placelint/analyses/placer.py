@@ -88,7 +88,7 @@ class _Placer(ColocationGraph):
         slot = {d.name: k for k, d in enumerate(devices)}
         state_ids = np.array([st.id for st in state], dtype=np.int64)[leader_roots]
         first_device = np.full(len(self._state_list), -1, dtype=np.int64)
-        for k in np.unique(state_ids).tolist():
+        for k in np.flatnonzero(np.bincount(state_ids)).tolist():
             found = self.state_devices(self._state_list[k])
             if found:
                 first_device[k] = slot[found[0].name]

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from ..analyses.memory import DeviceMemory
 from ..analyses.memory_budget import budget_for
 from ..humanize import format_bytes
+
+if TYPE_CHECKING:   # the analysis itself runs only with a budget (--memory)
+    from ..analyses.memory import DeviceMemory
 
 #: The fix both rules give.
 FIX = ("move variables to another device (tf.device), split the model over devices, or "

@@ -194,11 +194,11 @@ def check(
 def _check_models(refs, settings, cfg, jobs, no_cache, fmt):
     """Analyse the models, through the cache and the process pool, with a progress
     display when a person watches."""
-    from ..cache import CACHE_DIR_NAME, Cache
     from ..runner import run_models
 
     cache = None
     if not no_cache and cfg.get("cache", True):
+        from ..cache import CACHE_DIR_NAME, Cache
         cache = Cache(cfg.path_value("cache_dir") or cfg.root / CACHE_DIR_NAME)
     if jobs is None:
         jobs = cfg.get("jobs", 0)

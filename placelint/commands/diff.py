@@ -10,7 +10,6 @@ OLD did not have at or above ``fail-on``, 0 otherwise, 2 on a usage, load or int
 from __future__ import annotations
 
 import sys
-import tempfile
 from pathlib import Path
 from typing import Optional
 
@@ -62,6 +61,7 @@ def diff(
             settings.fail_on = Severity.parse(fail_on)
         except ValueError as exc:
             usage_error(f"--fail-on: {exc}")
+    import tempfile
     with tempfile.TemporaryDirectory(prefix="placelint-diff-") as tmp:
         diffs, errors = compare_paths(old, new, settings, Path(tmp))
     for e in errors:
