@@ -156,12 +156,13 @@ class _Builder(FunctionExpansion):
         by every node with the same attrs and never changed after the build. The key is
         the attrs' wire bytes: ``nd`` serialized (fields in number order) past its fields
         1-4, whose size the strings give."""
-        strings = [s for s in (name, op, device) if s]
-        strings += inputs
-        text = "".join(strings)
-        if text.isascii() and max(map(len, strings), default=0) < 128:
-            skip = len(text) + 2 * len(strings)      # tag, 1-byte length, bytes
+        text = f"{name}{op}{device}{''.join(inputs)}"
+        if text.isascii() and (len(text) < 128 or
+                               max(len(name), len(op), len(device), *map(len, inputs)) < 128):
+            # each field: tag, 1-byte length, bytes (an empty name, op or device: none)
+            skip = len(text) + 2 * ((name != "") + (op != "") + (device != "") + len(inputs))
         else:
+            strings = [s for s in (name, op, device) if s] + inputs
             skip = sum(1 + _varint_size(len(b)) + len(b) for b in map(str.encode, strings))
         key = nd.SerializeToString()[skip:]
         hit = self._attr_maps.get(key)
