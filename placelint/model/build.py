@@ -96,7 +96,7 @@ class _Builder(FunctionExpansion):
         # (one message: a message of its own costs ~2 KiB)
         self._attr_maps: dict[bytes, Mapping[str, AttrValue]] = {}
         self._attr_store = GraphDef().node
-        # (op, id of a node's attrs dict) -> OpInfo.typing's answer
+        # (op, id of a node's attrs) -> (OpInfo.typing's answer, stated output shapes, attrs)
         self._typings: dict[tuple[str, int], tuple] = {}
 
     # -- nodes -------------------------------------------------------------------
@@ -307,27 +307,32 @@ class _Builder(FunctionExpansion):
 
     def _type_node(self, node: Node) -> list[int] | None:
         """Set ``node``'s op signature, output dtypes and stated output shapes; return the
-        dtypes of its inputs (None when unknown)."""
+        dtypes of its inputs (None when unknown). All are functions of the op and the attrs:
+        computed once per (op, attrs copy), and the nodes share them (read only)."""
         op, attrs, name = node.op, node.attrs, node.name
-        try:
-            info = self._infos[op]
-        except KeyError:
-            info = self._infos[op] = self.opdb.op(op)
+        typing = self._typings.get((op, id(attrs)))
+        if typing is None:
+            try:
+                info = self._infos[op]
+            except KeyError:
+                info = self._infos[op] = self.opdb.op(op)
+            shapes = (static_output_shapes(node) if "_output_shapes" in attrs
+                      or op in SHAPE_ATTR_OPS else None)
+            # (the entry keeps ``attrs`` alive: its id is not reused during the build)
+            typing = self._typings[(op, id(attrs))] = (
+                None if info is None else info.typing(attrs), shapes, attrs)
+        signature_types, shapes, _ = typing
         input_types = self.input_types
         own_types = name in input_types
         types = input_types[name] if own_types else None
-        if info is not None:
-            typing = self._typings.get((op, id(attrs)))
-            if typing is None:
-                # (the entry keeps ``attrs`` alive: its id is not reused during the build)
-                typing = self._typings[(op, id(attrs))] = (*info.typing(attrs), attrs)
-            node.op_signature, in_types, out_types, _ = typing
+        if signature_types is not None:
+            node.op_signature, in_types, out_types = signature_types
             if node.output_dtypes is None:
                 node.output_dtypes = out_types
             if not own_types:
                 types = in_types
-        if node.output_shapes is None and ("_output_shapes" in attrs or op in SHAPE_ATTR_OPS):
-            node.output_shapes = static_output_shapes(node)
+        if node.output_shapes is None:
+            node.output_shapes = shapes
         return types
 
     def _bad_inputs_diag(self, bad: list[Edge]) -> Diagnostic:
