@@ -197,7 +197,7 @@ class NodeDefValidator:
         self.graph_def, self.opdb = graph_def, opdb
         self.library = {f.signature.name for f in graph_def.library.function}
         self.memo: dict[tuple[str, tuple], _Verdict] = {}
-        # (op, id of a Node's attrs dict) -> its verdict (the graph keeps the dicts alive)
+        # (op, id of a Node's attrs) -> its verdict (the graph keeps the attrs alive)
         self.by_attrs: dict[tuple[str, int], _Verdict] = {}
         self.infos: dict = {}
         self.out_types: dict[str, list[int] | None] = {}   # None: unknown, or the node failed
@@ -236,7 +236,7 @@ class NodeDefValidator:
         if node is None:
             verdict = self._verdict(nd, info, op, nd.attr, info.signature(nd.attr))
         else:
-            # the builder's copy of nd.attr, one dict shared by the nodes with equal attrs
+            # the builder's copy of nd.attr, one object for the nodes with equal attrs
             verdict = self.by_attrs.get((op, id(node.attrs)))
             if verdict is None:
                 verdict = self.by_attrs[(op, id(node.attrs))] = self._verdict(
