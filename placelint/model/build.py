@@ -13,6 +13,7 @@ structural checks (``validate.py``) and TF's import-time NodeDef validation
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Mapping
 
 from ..checks.pl002_unsupported_format import UnsupportedFormat
 from ..checks.pl005_invalid_graph import InvalidGraph
@@ -20,7 +21,7 @@ from ..diagnostics import Diagnostic
 from ..dtypes import DT_RESOURCE, REF_OFFSET
 from ..humanize import list_names
 from ..opdb import OpInfo, get_opdb
-from ..proto import GraphDef, NodeDef
+from ..proto import AttrValue, GraphDef, NodeDef
 from .devices import DeviceSpec, parse_device
 from .expand import CALL_ARG_ATTR, CONTROL_FLOW_FUNCS, FunctionExpansion
 from .graph import Edge, Graph, Node
@@ -91,6 +92,12 @@ class _Builder(FunctionExpansion):
         self._arg_starts: dict[tuple[int, str], int | None] = {}
         # body NodeDef id -> (it, op signature, input, output dtypes, output shapes)
         self._body_typing: dict[int, tuple] = {}
+        # a NodeDef's attrs as wire bytes -> the same attrs in a NodeDef of ``_attr_store``
+        # (one message: a message of its own costs ~2 KiB)
+        self._attr_maps: dict[bytes, Mapping[str, AttrValue]] = {}
+        self._attr_store = GraphDef().node
+        # (op, id of a node's attrs) -> (OpInfo.typing's answer, stated output shapes, attrs)
+        self._typings: dict[tuple[str, int], tuple] = {}
 
     # -- nodes -------------------------------------------------------------------
     def add_nodedef(self, nd: NodeDef, name: str, device: str, function: str, call_site: str,
@@ -130,7 +137,10 @@ class _Builder(FunctionExpansion):
             spec = parse_device(device)
             self._devices[device] = (device, spec)
         # every field positionally: no default factories to run
-        node = Node(name, op, device, spec, nd.attr, [], [], None, None, function, call_site,
+        # a function body's node or a control-flow call has a name and device of its own
+        attrs = (self._own_attrs(nd, nd.name, op, nd.device, inputs) if call_site else
+                 self._own_attrs(nd, name, op, device, inputs))
+        node = Node(name, op, device, spec, attrs, [], [], None, None, function, call_site,
                     loop, None, None, None, bool(call_site) and call_site in self._soft_calls)
         types = self._add_node(node, nd if function else None)
         if inputs:
@@ -138,6 +148,31 @@ class _Builder(FunctionExpansion):
         if op in CONTROL_FLOW_FUNCS:
             self._attach_bodies(nd, node, device, function, loop, resolve, stack)
         return node
+
+    def _own_attrs(self, nd: NodeDef, name: str, op: str, device: str,
+                   inputs: list[str]) -> Mapping[str, AttrValue]:
+        """``nd.attr`` (``name`` .. ``inputs``: ``nd``'s other fields) copied out of the
+        parsed GraphDef (a value of its map keeps the whole message alive), one copy shared
+        by every node with the same attrs and never changed after the build. The key is
+        the attrs' wire bytes: ``nd`` serialized (fields in number order) past its fields
+        1-4, whose size the strings give."""
+        text = f"{name}{op}{device}{''.join(inputs)}"
+        if text.isascii() and (len(text) < 128 or
+                               max(len(name), len(op), len(device), *map(len, inputs)) < 128):
+            # each field: tag, 1-byte length, bytes (an empty name, op or device: none)
+            skip = len(text) + 2 * ((name != "") + (op != "") + (device != "") + len(inputs))
+        else:
+            strings = [s for s in (name, op, device) if s] + inputs
+            skip = sum(1 + _varint_size(len(b)) + len(b) for b in map(str.encode, strings))
+        key = nd.SerializeToString()[skip:]
+        hit = self._attr_maps.get(key)
+        if hit is None:
+            copy = self._attr_store.add()
+            copy.MergeFromString(key)
+            hit = copy.attr
+            if len(key) <= 4096:        # (a large Const's tensor is not kept twice)
+                self._attr_maps[key] = hit
+        return hit
 
     def _add_node(self, node: Node, body: NodeDef | None = None) -> list[int] | None:
         """Add ``node`` to the graph and type it; return its input dtypes (None: unknown).
@@ -272,23 +307,32 @@ class _Builder(FunctionExpansion):
 
     def _type_node(self, node: Node) -> list[int] | None:
         """Set ``node``'s op signature, output dtypes and stated output shapes; return the
-        dtypes of its inputs (None when unknown)."""
+        dtypes of its inputs (None when unknown). All are functions of the op and the attrs:
+        computed once per (op, attrs copy), and the nodes share them (read only)."""
         op, attrs, name = node.op, node.attrs, node.name
-        try:
-            info = self._infos[op]
-        except KeyError:
-            info = self._infos[op] = self.opdb.op(op)
+        typing = self._typings.get((op, id(attrs)))
+        if typing is None:
+            try:
+                info = self._infos[op]
+            except KeyError:
+                info = self._infos[op] = self.opdb.op(op)
+            shapes = (static_output_shapes(node) if "_output_shapes" in attrs
+                      or op in SHAPE_ATTR_OPS else None)
+            # (the entry keeps ``attrs`` alive: its id is not reused during the build)
+            typing = self._typings[(op, id(attrs))] = (
+                None if info is None else info.typing(attrs), shapes, attrs)
+        signature_types, shapes, _ = typing
         input_types = self.input_types
         own_types = name in input_types
         types = input_types[name] if own_types else None
-        if info is not None:
-            node.op_signature, in_types, out_types = info.typing(attrs)
+        if signature_types is not None:
+            node.op_signature, in_types, out_types = signature_types
             if node.output_dtypes is None:
                 node.output_dtypes = out_types
             if not own_types:
                 types = in_types
-        if node.output_shapes is None and ("_output_shapes" in attrs or op in SHAPE_ATTR_OPS):
-            node.output_shapes = static_output_shapes(node)
+        if node.output_shapes is None:
+            node.output_shapes = shapes
         return types
 
     def _bad_inputs_diag(self, bad: list[Edge]) -> Diagnostic:
@@ -308,6 +352,10 @@ class _Builder(FunctionExpansion):
 def _quoted(texts: list[str], limit: int = 5) -> str:
     return list_names([f"'{t}'" for t in texts], limit=limit)
 
+
+
+def _varint_size(n: int) -> int:
+    return (n.bit_length() + 6) // 7 or 1
 
 
 def _top_resolve(ref: str):

@@ -197,6 +197,8 @@ class NodeDefValidator:
         self.graph_def, self.opdb = graph_def, opdb
         self.library = {f.signature.name for f in graph_def.library.function}
         self.memo: dict[tuple[str, tuple], _Verdict] = {}
+        # (op, id of a Node's attrs) -> its verdict (the graph keeps the attrs alive)
+        self.by_attrs: dict[tuple[str, int], _Verdict] = {}
         self.infos: dict = {}
         self.out_types: dict[str, list[int] | None] = {}   # None: unknown, or the node failed
         self.per_node: dict[str, Finding] = {}
@@ -209,6 +211,13 @@ class NodeDefValidator:
         self.edge_findings: list[tuple[int, Finding]] = []
         self.back: list[tuple[int, int, tuple]] = []
         self.next_iterations: set[str] | None = None
+
+    def _verdict(self, nd, info, op: str, attrs, signature: tuple) -> _Verdict:
+        key = (op, _attrs_key(info, attrs, signature))
+        verdict = self.memo.get(key)
+        if verdict is None:
+            verdict = self.memo[key] = _judge_attrs(nd, info)
+        return verdict
 
     def check(self, nd, name: str, op: str, inputs: list[str], node) -> None:
         """The checks of ``nd`` (``name``, ``op``, ``inputs``: its fields) that need no
@@ -225,14 +234,13 @@ class NodeDefValidator:
             out_types[name] = None        # unknown op (PL105) or a function call: unchecked
             return
         if node is None:
-            attrs = nd.attr
-            key = (op, _attrs_key(info, attrs, info.signature(attrs)))
+            verdict = self._verdict(nd, info, op, nd.attr, info.signature(nd.attr))
         else:
-            attrs = node.attrs              # nd.attr, as the builder read it
-            key = (op, _attrs_key(info, attrs, node.op_signature))
-        verdict = self.memo.get(key)
-        if verdict is None:
-            verdict = self.memo[key] = _judge_attrs(nd, info)
+            # the builder's copy of nd.attr, one object for the nodes with equal attrs
+            verdict = self.by_attrs.get((op, id(node.attrs)))
+            if verdict is None:
+                verdict = self.by_attrs[(op, id(node.attrs))] = self._verdict(
+                    nd, info, op, node.attrs, node.op_signature)
         if verdict.kind is not None:
             per_node[name] = Finding(name, verdict.kind, verdict.template.replace("\0", name))
             out_types[name] = None
