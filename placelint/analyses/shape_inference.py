@@ -36,8 +36,8 @@ from .. import dtypes as _dt
 from ..model.graph import Edge, Graph, Node
 from ..model.ops import ENTER, EXIT, FUNCTION_IO, IDENTITY, MERGE, NEXT_ITERATION, SWITCH
 from ..model.shapes import num_elements
-from .dag import index_graph
 from .op_tables import cost_table
+from .processing_order import ordered
 from .shape_fns import array, control_flow, math_ops, nn, variables
 from .shape_fns.base import Handler, Shape, Value, broadcast, common, first, refine
 from .shape_fns.control_flow import merge_op
@@ -299,11 +299,7 @@ class _Inferencer:
 
 def infer_shapes(graph: Graph) -> ShapeInfo:
     """Propagate static shapes through ``graph`` (see the module docstring)."""
-    if graph.edges_point_forward():     # cached by validation: graph order is topological
-        order = list(graph.nodes.values())
-    else:
-        dag = index_graph(graph)
-        order = [dag.nodes[i] for i in dag.order.tolist()]
+    order = ordered(graph)[0]   # TF's processing order (the placer's, computed once)
     inf = _Inferencer(graph)
     for _ in range(MAX_PASSES):
         if not inf.run(order):
