@@ -36,8 +36,8 @@ from .. import dtypes as _dt
 from ..model.graph import Edge, Graph, Node
 from ..model.ops import ENTER, EXIT, FUNCTION_IO, IDENTITY, MERGE, NEXT_ITERATION, SWITCH
 from ..model.shapes import num_elements
-from .dag import index_graph
 from .op_tables import cost_table
+from .processing_order import ordered
 from .shape_fns import array, control_flow, math_ops, nn, variables
 from .shape_fns.base import Handler, Shape, Value, broadcast, common, first, refine
 from .shape_fns.control_flow import merge_op
@@ -161,7 +161,8 @@ class _Inferencer:
         self.const_values: dict[bytes, Value | None] = {}
         self._base_dtypes: dict[tuple, list[int | None]] = {}
         self.merges: list[Node] = []     #: the Merge nodes, listed by the first pass
-        self.rules = _rules()
+        #: op -> (shape function, value function, a source value op, passes a handle)
+        self.kinds: dict[str, tuple] = {}
 
     # -- access helpers used by the handlers
     def shape(self, src: str, slot: int) -> Shape | None:
@@ -180,7 +181,7 @@ class _Inferencer:
         """One pass in topological order; True when a loop Merge had to be relaxed."""
         relaxed = False
         shapes, dtypes, values, handles = self.shapes, self.dtypes, self.values, self.handles
-        rules, value_ops, source_value_ops = self.rules, VALUE_OPS, SOURCE_VALUE_OPS
+        kinds = self.kinds
         merge_override, merges = self.merge_override, self.merges
         first_pass = not dtypes
         # dtype of a one-output node -> its dtypes list: every node's is a function of its
@@ -189,33 +190,56 @@ class _Inferencer:
         for node in order:
             op = node.op
             name = node.name
-            ins: list[Shape | None] = []
-            srcs: list[Edge | None] = []
-            n_in = 0    # len(ins)
-            for e in node.in_edges:
-                slot = e.src_slot
-                if slot < 0:
-                    continue
-                # (missing: an invalid graph, or a loop's back edge on the first pass)
-                try:
-                    shape = shapes[e.src][slot]
-                except (KeyError, IndexError):
-                    shape = None
-                if e.dst_slot == n_in:
-                    ins.append(shape)
-                    srcs.append(e)
-                    n_in += 1
-                else:  # edges out of slot order
-                    while n_in <= e.dst_slot:
-                        ins.append(None)
-                        srcs.append(None)
-                        n_in += 1
-                    ins[e.dst_slot] = shape
-                    srcs[e.dst_slot] = e
+            try:
+                rule, value_op, source_value, handle_pass = kinds[op]
+            except KeyError:
+                rule, value_op, source_value, handle_pass = kinds[op] = _kind(op)
             od = node.output_dtypes
             recorded = node.output_shapes
             n_out = len(od) if od is not None else (len(recorded) if recorded is not None else 1)
-            rule = rules.get(op)
+            ins = None
+            if value_op is None and od is not None and not (handle_pass and handles):
+                # only the shape function reads the inputs (``_dtypes`` does not, given od)
+                if rule is None:
+                    ins = srcs = ()
+                elif rule is first:     # input 0 alone
+                    for e in node.in_edges:
+                        if e.src_slot >= 0:
+                            break
+                    else:
+                        e = None
+                    if e is None:
+                        ins = srcs = ()
+                    elif e.dst_slot == 0:
+                        try:
+                            ins = (shapes[e.src][e.src_slot],)
+                        except (KeyError, IndexError):
+                            ins = (None,)
+                        srcs = ()
+            if ins is None:     # every data input by slot: shapes and edges
+                ins = []
+                srcs = []
+                n_in = 0    # len(ins)
+                for e in node.in_edges:
+                    slot = e.src_slot
+                    if slot < 0:
+                        continue
+                    # (missing: an invalid graph, or a loop's back edge on the first pass)
+                    try:
+                        shape = shapes[e.src][slot]
+                    except (KeyError, IndexError):
+                        shape = None
+                    if e.dst_slot == n_in:
+                        ins.append(shape)
+                        srcs.append(e)
+                        n_in += 1
+                    else:  # edges out of slot order
+                        while n_in <= e.dst_slot:
+                            ins.append(None)
+                            srcs.append(None)
+                            n_in += 1
+                        ins[e.dst_slot] = shape
+                        srcs[e.dst_slot] = e
             if rule is first:       # the most common rule, inline
                 out = [ins[0] if ins else None]
             elif rule is not None:
@@ -249,18 +273,18 @@ class _Inferencer:
                         dtypes[name] = one_output[od[0]] = self._dtypes(node, srcs, n_out)
                 else:
                     dtypes[name] = self._dtypes(node, srcs, n_out)
-            if op in value_ops:
-                if op in source_value_ops:
-                    value_ops[op](self, node, ins, srcs)
+            if value_op is not None:
+                if source_value:
+                    value_op(self, node, ins, srcs)
                 elif values:    # (none yet: no input can have one, and nothing to pop)
                     for e in srcs:
                         if e is not None and (e.src, e.src_slot) in values:
-                            value_ops[op](self, node, ins, srcs)
+                            value_op(self, node, ins, srcs)
                             break
                     else:
                         if not first_pass:
                             values.pop((name, 0), None)  # an input lost its value in this pass
-            if handles and srcs and op in HANDLE_PASS and srcs[0] is not None \
+            if handle_pass and handles and srcs and srcs[0] is not None \
                     and (h := handles.get((srcs[0].src, srcs[0].src_slot))) is not None:
                 for slot in range(max(1, n_out)):
                     handles[(name, slot)] = h
@@ -299,16 +323,17 @@ class _Inferencer:
 
 def infer_shapes(graph: Graph) -> ShapeInfo:
     """Propagate static shapes through ``graph`` (see the module docstring)."""
-    if graph.edges_point_forward():     # cached by validation: graph order is topological
-        order = list(graph.nodes.values())
-    else:
-        dag = index_graph(graph)
-        order = [dag.nodes[i] for i in dag.order.tolist()]
+    order = ordered(graph)[0]   # TF's processing order (the placer's, computed once)
     inf = _Inferencer(graph)
     for _ in range(MAX_PASSES):
         if not inf.run(order):
             break
     return ShapeInfo(inf.shapes, inf.dtypes, inf.values)
+
+
+def _kind(op: str) -> tuple:
+    """What a pass does for a node of ``op``, looked up once per op type."""
+    return (_rules().get(op), VALUE_OPS.get(op), op in SOURCE_VALUE_OPS, op in HANDLE_PASS)
 
 
 @functools.lru_cache(maxsize=1)

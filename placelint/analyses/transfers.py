@@ -250,11 +250,15 @@ def find_transfers(graph: Graph, placement, shapes=None) -> list[Transfer]:
     host_cpu: dict[DeviceName, DeviceName] = {}     # _host_cpu per consumer device
     tensor = None if shapes is None else shapes.dtype_nbytes
     get = device.get
+    is_cpu: dict[DeviceName, bool] = {}     # per device, not per node
     for dst in nodes.values():
         dst_dev = get(dst.name)
         if dst_dev is None:
             continue
-        dst_is_cpu = dst_dev.type == "CPU"
+        try:
+            dst_is_cpu = is_cpu[dst_dev]
+        except KeyError:
+            dst_is_cpu = is_cpu[dst_dev] = dst_dev.type == "CPU"
         for e in dst.in_edges:
             src = e.src
             src_dev = get(src)

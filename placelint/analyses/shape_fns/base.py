@@ -61,7 +61,7 @@ def merge(a: Shape | None, b: Shape | None) -> Shape | None:
     """Combine two descriptions of the same tensor (TF's InferenceContext::Merge)."""
     if a is None:
         return b
-    if b is None or len(a) != len(b):
+    if b is None or a == b or len(a) != len(b):
         return a
     return tuple(x if x >= 0 else y for x, y in zip(a, b))
 
