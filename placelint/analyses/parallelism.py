@@ -309,7 +309,6 @@ def analyze_parallelism(graph: Graph, *, shapes: ShapeInfo | None = None, placem
         elif k and p_it > 1:
             notes.append(f"loop {name}: its body's {k} op(s) worth a thread wait for the previous "
                          f"iteration's result, so parallel_iterations={p_it} does not overlap them")
-    work_int = est.work_int
 
     # -- widths
     edges = dag.unique_edges
@@ -336,11 +335,10 @@ def analyze_parallelism(graph: Graph, *, shapes: ShapeInfo | None = None, placem
     model.gil_width = gil_chain.width
     span_us, path = model.critical_path()
     total_us = model.total
-    step_work = [work_int[i] for i in np.flatnonzero(expensive).tolist()]
-    total_work = sum(step_work)
+    total_work = est.work(expensive)
     path_idx = np.asarray(path, dtype=np.int64)
     on_path = path_idx[expensive[path_idx]].tolist()
-    span_int = sum(work_int[i] for i in on_path)
+    span_int = sum(map(est.work_of, on_path))
     critical = [dag.nodes[i].name for i in on_path]
     avg = total_us / span_us if span_us > 0 else None
 
@@ -377,7 +375,7 @@ def analyze_parallelism(graph: Graph, *, shapes: ShapeInfo | None = None, placem
                      "assumed sizes")
 
     # -- per device
-    per_device = _per_device(dag, placement, expensive, work_int, table, notes, total_work,
+    per_device = _per_device(dag, placement, expensive, est, table, notes, total_work,
                              all_edges_width.width)
 
     def names(chain: Solved) -> Callable[[], list[Branch]]:
@@ -405,7 +403,7 @@ def analyze_parallelism(graph: Graph, *, shapes: ShapeInfo | None = None, placem
                "gil_branches": names(gil_chain)})
 
 
-def _per_device(dag, placement, expensive, work_int, table, notes, total_work, overall_width):
+def _per_device(dag, placement, expensive, est, table, notes, total_work, overall_width):
     """Width, work and op counts per placed device (None without a placement)."""
     devices = _node_devices(dag, placement)
     n_expensive = int(np.count_nonzero(expensive))
@@ -426,7 +424,7 @@ def _per_device(dag, placement, expensive, work_int, table, notes, total_work, o
         on_device = codes == c
         members = on_device & expensive
         count = int(np.count_nonzero(members))
-        w = sum(map(work_int.__getitem__, np.flatnonzero(members).tolist()))
+        w = est.work(members)
         if inline:
             inline_work += w
         # a device holding every expensive op has the graph's width: no second flow needed
