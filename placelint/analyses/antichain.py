@@ -236,7 +236,8 @@ class _Network:
         from scipy.sparse.csgraph import maximum_flow
 
         cap = csr_array((self.caps, (self.rows, self.cols)), shape=(self.size, self.size))
-        cap.sum_duplicates()
+        self.rows = self.cols = self.caps = None     # the matrix holds them now (kept for the
+        cap.sum_duplicates()                         # antichain: the arcs need not be)
         return cap, maximum_flow(cap, self.t, self.s, method="dinic")
 
 
