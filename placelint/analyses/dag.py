@@ -40,7 +40,8 @@ class IndexedDag:
         """(src, dst) of the DAG's edges without duplicates (a data and a control edge, or
         two outputs, between the same two nodes), sorted by destination then source."""
         n = max(1, self.n)
-        key = np.sort(self.dst * n + self.src)
+        # (timsort: the edges come grouped by destination, nearly sorted, ~3x quicker)
+        key = np.sort(self.dst * n + self.src, kind="stable")
         if key.size:
             key = key[np.concatenate(([True], key[1:] != key[:-1]))]
         return key % n, key // n
@@ -167,7 +168,7 @@ def _longest_path(dag: IndexedDag, src: np.ndarray, dst: np.ndarray, weight: np.
         pred[v] = arg
         if obest is not None:
             obest[v] = ow[v] + otop
-    end = max(range(n), key=best.__getitem__)
+    end = int(np.argmax(np.asarray(best)))      # the first heaviest, as max() picks it
     path = []
     v = end
     while v >= 0:
