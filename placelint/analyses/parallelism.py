@@ -42,6 +42,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from functools import cached_property
+from operator import attrgetter
 from typing import Any, Callable
 
 import numpy as np
@@ -274,12 +275,12 @@ def analyze_parallelism(graph: Graph, *, shapes: ShapeInfo | None = None, placem
         notes.append(f"{dag.dropped_cycle_edges} edge(s) closing cycles other than TF1 loop back "
                      "edges were ignored")
 
-    ops = [node.op for node in dag.nodes]
+    ops = list(map(attrgetter("op"), dag.nodes))
     folded = fold_constants(dag, ops, shapes, table)
     op_types = set(ops)
     inline_op = {op: table.runs_inline(op) for op in op_types}
     inline = np.fromiter(map(inline_op.__getitem__, ops), dtype=bool, count=n)
-    in_step, left_out = step_mask(dag, step_nodes)
+    in_step, left_out = step_mask(dag, step_nodes, ops)
     if left_out and step_nodes is None:
         notes.append(f"{left_out} node(s) only feed init/restore/save targets and are not part of "
                      "the step")
