@@ -39,7 +39,7 @@ setting for ``cores`` cores (default ``DEFAULT_CORES``, never the checking machi
 
 from __future__ import annotations
 
-from collections import Counter, defaultdict
+from collections import defaultdict
 from dataclasses import dataclass, field
 from functools import cached_property
 from operator import attrgetter
@@ -238,6 +238,16 @@ def _branches(dag: IndexedDag, members: np.ndarray) -> list[Branch]:
     return [Branch(scope, sorted(names)) for scope, names in sorted(by_scope.items())]
 
 
+def _control_hubs(src: np.ndarray, dst: np.ndarray) -> list[tuple[int, int]]:
+    """The ``CONTROL_HUBS`` nodes at the most of these edges, with their counts: most first,
+    a tie in order of first appearance among ``src[0], dst[0], src[1], ...`` (what a Counter
+    fed in that order gives)."""
+    ends = np.column_stack((src, dst)).ravel()
+    nodes, first, counts = np.unique(ends, return_index=True, return_counts=True)
+    top = np.lexsort((first, -counts))[:CONTROL_HUBS]
+    return list(zip(nodes[top].tolist(), counts[top].tolist()))
+
+
 def _structural_control(dag: IndexedDag, table: ExecutorTable) -> np.ndarray:
     """Control edges placelint's function expansion adds, not the model's own: bodies
     finishing into their functional op, and a call's outputs into its
@@ -345,12 +355,7 @@ def analyze_parallelism(graph: Graph, *, shapes: ShapeInfo | None = None, placem
 
     # -- the model's control edges
     control_edges = int(np.count_nonzero(own_control))
-    hub_counts: Counter[int] = Counter()
-    if control_edges:
-        for s, d in zip(dag.src[own_control].tolist(), dag.dst[own_control].tolist()):
-            hub_counts[s] += 1
-            hub_counts[d] += 1
-    hubs = [(dag.nodes[i].name, c) for i, c in hub_counts.most_common(CONTROL_HUBS)]
+    hubs = [(dag.nodes[i].name, c) for i, c in _control_hubs(dag.src[own_control], dag.dst[own_control])]
 
     # -- intra-op table and the one splittable share (of the step's estimated time)
     timed = time_us * copies
