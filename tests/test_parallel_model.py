@@ -302,3 +302,15 @@ def test_a_loop_hands_out_one_iteration_per_pass_of_its_inline_control_ops():
     # would take 0.30x of 1/1; one per h, the last copy starts 9 h after the first: 0.40x
     rec = small.recommendation.table
     assert rec[(4, 1)] == pytest.approx(0.40, abs=0.02)
+
+
+def test_control_hubs_most_first_ties_in_order_of_first_appearance():
+    from placelint.analyses.parallelism import _control_hubs
+
+    # ends in order: 0 3 1 3 2 0 1 0 -> 0 x3; 3, 1 x2 (3 seen first); 2 x1
+    src = np.array([0, 1, 2, 1], dtype=np.int64)
+    dst = np.array([3, 3, 0, 0], dtype=np.int64)
+    assert _control_hubs(src, dst) == [(0, 3), (3, 2), (1, 2), (2, 1)]
+    assert _control_hubs(src[:0], dst[:0]) == []
+    many = np.arange(7, dtype=np.int64)
+    assert _control_hubs(many, many[::-1].copy()) == [(0, 2), (6, 2), (1, 2), (5, 2), (2, 2)]

@@ -195,14 +195,17 @@ class _Network:
 
     def __init__(self, n: int, src: np.ndarray, dst: np.ndarray, member_idx: np.ndarray,
                  weights: np.ndarray | None = None, unique: bool = False):
-        src = np.asarray(src, dtype=np.int64)
-        dst = np.asarray(dst, dtype=np.int64)
         k = int(member_idx.size)
-        # Vertex ids: node v is v (its "in" side); members get an extra "out" vertex n + rank.
-        out_id = np.arange(n, dtype=np.int64)
-        out_id[member_idx] = n + np.arange(k, dtype=np.int64)
         s, t = n + k, n + k + 1
         n_vertices = n + k + 2
+        # vertex ids as scipy's sparse matrices index them (int32 when they fit: no copies)
+        idx = np.int32 if n_vertices < np.iinfo(np.int32).max else np.int64
+        src = np.asarray(src, dtype=np.int64)
+        dst = np.asarray(dst).astype(idx, copy=False)
+        # Vertex ids: node v is v (its "in" side); members get an extra "out" vertex n + rank.
+        out_id = np.arange(n, dtype=idx)
+        out_id[member_idx] = n + np.arange(k, dtype=idx)
+        member_idx = member_idx.astype(idx)
         total = k if weights is None else int(weights.sum())
         big = total + 1  # > any flow value: effectively unbounded
         lower = np.ones(k, np.int32) if weights is None else weights.astype(np.int32)
@@ -211,11 +214,11 @@ class _Network:
         e_u = out_id[src]
         e_v = dst
         if e_u.size and not unique:
-            key = np.sort(e_u * n_vertices + e_v)
+            key = np.sort(e_u.astype(np.int64) * n_vertices + e_v)
             key = key[np.concatenate(([True], key[1:] != key[:-1]))]
-            e_u, e_v = key // n_vertices, key % n_vertices
-        self.rows = np.concatenate([e_u, member_idx, np.full(k, t, np.int64), member_idx])
-        self.cols = np.concatenate([e_v, out_id[member_idx], out_id[member_idx], np.full(k, s, np.int64)])
+            e_u, e_v = (key // n_vertices).astype(idx), (key % n_vertices).astype(idx)
+        self.rows = np.concatenate([e_u, member_idx, np.full(k, t, idx), member_idx])
+        self.cols = np.concatenate([e_v, out_id[member_idx], out_id[member_idx], np.full(k, s, idx)])
         self.caps = np.concatenate([
             np.full(e_u.size, big, np.int32),   # u_out -> v_in
             np.full(k, big, np.int32),          # v_in -> v_out (residual of the lower-bounded arc)
@@ -236,7 +239,8 @@ class _Network:
         from scipy.sparse.csgraph import maximum_flow
 
         cap = csr_array((self.caps, (self.rows, self.cols)), shape=(self.size, self.size))
-        cap.sum_duplicates()
+        self.rows = self.cols = self.caps = None     # the matrix holds them now (kept for the
+        cap.sum_duplicates()                         # antichain: the arcs need not be)
         return cap, maximum_flow(cap, self.t, self.s, method="dinic")
 
 

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cached_property
+from itertools import chain, repeat
+from operator import attrgetter
 
 import numpy as np
 
@@ -38,7 +40,8 @@ class IndexedDag:
         """(src, dst) of the DAG's edges without duplicates (a data and a control edge, or
         two outputs, between the same two nodes), sorted by destination then source."""
         n = max(1, self.n)
-        key = np.sort(self.dst * n + self.src)
+        # (timsort: the edges come grouped by destination, nearly sorted, ~3x quicker)
+        key = np.sort(self.dst * n + self.src, kind="stable")
         if key.size:
             key = key[np.concatenate(([True], key[1:] != key[:-1]))]
         return key % n, key // n
@@ -53,13 +56,16 @@ def _index_graph(graph: Graph) -> IndexedDag:
     nodes = list(graph.nodes.values())
     n = len(nodes)
     index = graph.positions()
-    get = index.get
     in_edges = [node.in_edges for node in nodes]
-    edges = [e for node_edges in in_edges for e in node_edges]
-    src = np.array([get(e.src, -1) for e in edges], dtype=np.int64)
-    dst = np.repeat(np.arange(n, dtype=np.int64), np.fromiter(map(len, in_edges), dtype=np.int64, count=n))
-    control = np.array([e.src_slot for e in edges], dtype=np.int64) < 0
-    is_back = np.array([node.op in NEXT_ITERATION for node in nodes], dtype=bool)
+    counts = np.fromiter(map(len, in_edges), dtype=np.int64, count=n)
+    m = int(counts.sum())
+    edges = list(chain.from_iterable(in_edges))
+    src = np.fromiter(map(index.get, map(attrgetter("src"), edges), repeat(-1)), dtype=np.int64, count=m)
+    dst = np.repeat(np.arange(n, dtype=np.int64), counts)
+    control = np.fromiter(map(attrgetter("src_slot"), edges), dtype=np.int64, count=m) < 0
+    del edges
+    is_back = np.fromiter(map(NEXT_ITERATION.__contains__, map(attrgetter("op"), nodes)), dtype=bool,
+                          count=n)
     keep = src >= 0
     keep[keep] = ~is_back[src[keep]]
     src, dst, control = src[keep], dst[keep], control[keep]
@@ -162,7 +168,7 @@ def _longest_path(dag: IndexedDag, src: np.ndarray, dst: np.ndarray, weight: np.
         pred[v] = arg
         if obest is not None:
             obest[v] = ow[v] + otop
-    end = max(range(n), key=best.__getitem__)
+    end = int(np.argmax(np.asarray(best)))      # the first heaviest, as max() picks it
     path = []
     v = end
     while v >= 0:

@@ -39,9 +39,10 @@ setting for ``cores`` cores (default ``DEFAULT_CORES``, never the checking machi
 
 from __future__ import annotations
 
-from collections import Counter, defaultdict
+from collections import defaultdict
 from dataclasses import dataclass, field
 from functools import cached_property
+from operator import attrgetter
 from typing import Any, Callable
 
 import numpy as np
@@ -237,6 +238,16 @@ def _branches(dag: IndexedDag, members: np.ndarray) -> list[Branch]:
     return [Branch(scope, sorted(names)) for scope, names in sorted(by_scope.items())]
 
 
+def _control_hubs(src: np.ndarray, dst: np.ndarray) -> list[tuple[int, int]]:
+    """The ``CONTROL_HUBS`` nodes at the most of these edges, with their counts: most first,
+    a tie in order of first appearance among ``src[0], dst[0], src[1], ...`` (what a Counter
+    fed in that order gives)."""
+    ends = np.column_stack((src, dst)).ravel()
+    nodes, first, counts = np.unique(ends, return_index=True, return_counts=True)
+    top = np.lexsort((first, -counts))[:CONTROL_HUBS]
+    return list(zip(nodes[top].tolist(), counts[top].tolist()))
+
+
 def _structural_control(dag: IndexedDag, table: ExecutorTable) -> np.ndarray:
     """Control edges placelint's function expansion adds, not the model's own: bodies
     finishing into their functional op, and a call's outputs into its
@@ -274,12 +285,12 @@ def analyze_parallelism(graph: Graph, *, shapes: ShapeInfo | None = None, placem
         notes.append(f"{dag.dropped_cycle_edges} edge(s) closing cycles other than TF1 loop back "
                      "edges were ignored")
 
-    ops = [node.op for node in dag.nodes]
+    ops = list(map(attrgetter("op"), dag.nodes))
     folded = fold_constants(dag, ops, shapes, table)
     op_types = set(ops)
     inline_op = {op: table.runs_inline(op) for op in op_types}
     inline = np.fromiter(map(inline_op.__getitem__, ops), dtype=bool, count=n)
-    in_step, left_out = step_mask(dag, step_nodes)
+    in_step, left_out = step_mask(dag, step_nodes, ops)
     if left_out and step_nodes is None:
         notes.append(f"{left_out} node(s) only feed init/restore/save targets and are not part of "
                      "the step")
@@ -309,7 +320,6 @@ def analyze_parallelism(graph: Graph, *, shapes: ShapeInfo | None = None, placem
         elif k and p_it > 1:
             notes.append(f"loop {name}: its body's {k} op(s) worth a thread wait for the previous "
                          f"iteration's result, so parallel_iterations={p_it} does not overlap them")
-    work_int = est.work_int
 
     # -- widths
     edges = dag.unique_edges
@@ -336,22 +346,16 @@ def analyze_parallelism(graph: Graph, *, shapes: ShapeInfo | None = None, placem
     model.gil_width = gil_chain.width
     span_us, path = model.critical_path()
     total_us = model.total
-    step_work = [work_int[i] for i in np.flatnonzero(expensive).tolist()]
-    total_work = sum(step_work)
+    total_work = est.work(expensive)
     path_idx = np.asarray(path, dtype=np.int64)
     on_path = path_idx[expensive[path_idx]].tolist()
-    span_int = sum(work_int[i] for i in on_path)
+    span_int = sum(map(est.work_of, on_path))
     critical = [dag.nodes[i].name for i in on_path]
     avg = total_us / span_us if span_us > 0 else None
 
     # -- the model's control edges
     control_edges = int(np.count_nonzero(own_control))
-    hub_counts: Counter[int] = Counter()
-    if control_edges:
-        for s, d in zip(dag.src[own_control].tolist(), dag.dst[own_control].tolist()):
-            hub_counts[s] += 1
-            hub_counts[d] += 1
-    hubs = [(dag.nodes[i].name, c) for i, c in hub_counts.most_common(CONTROL_HUBS)]
+    hubs = [(dag.nodes[i].name, c) for i, c in _control_hubs(dag.src[own_control], dag.dst[own_control])]
 
     # -- intra-op table and the one splittable share (of the step's estimated time)
     timed = time_us * copies
@@ -377,7 +381,7 @@ def analyze_parallelism(graph: Graph, *, shapes: ShapeInfo | None = None, placem
                      "assumed sizes")
 
     # -- per device
-    per_device = _per_device(dag, placement, expensive, work_int, table, notes, total_work,
+    per_device = _per_device(dag, placement, expensive, est, table, notes, total_work,
                              all_edges_width.width)
 
     def names(chain: Solved) -> Callable[[], list[Branch]]:
@@ -405,7 +409,7 @@ def analyze_parallelism(graph: Graph, *, shapes: ShapeInfo | None = None, placem
                "gil_branches": names(gil_chain)})
 
 
-def _per_device(dag, placement, expensive, work_int, table, notes, total_work, overall_width):
+def _per_device(dag, placement, expensive, est, table, notes, total_work, overall_width):
     """Width, work and op counts per placed device (None without a placement)."""
     devices = _node_devices(dag, placement)
     n_expensive = int(np.count_nonzero(expensive))
@@ -426,7 +430,7 @@ def _per_device(dag, placement, expensive, work_int, table, notes, total_work, o
         on_device = codes == c
         members = on_device & expensive
         count = int(np.count_nonzero(members))
-        w = sum(map(work_int.__getitem__, np.flatnonzero(members).tolist()))
+        w = est.work(members)
         if inline:
             inline_work += w
         # a device holding every expensive op has the graph's width: no second flow needed

@@ -15,6 +15,7 @@ expensive nodes.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import repeat
 from typing import Any
 
 import numpy as np
@@ -51,32 +52,48 @@ class IntraOpRow:
 
 @dataclass
 class OpEstimates:
-    work_int: list[int]
+    row_at: np.ndarray      #: per node, its estimate's row (-1 for a node not estimated)
+    row_ops: list[int]      #: per row, the Grappler op count (exact Python ints)
     time_us: np.ndarray
     max_threads: np.ndarray
     gil: np.ndarray
     assumed: np.ndarray
     unknown: np.ndarray
-    groups: dict[tuple[str, OpCost, IntraOpUse], list[int]]
+    groups: dict[tuple[str, OpCost, IntraOpUse], int]   #: (op, cost, use) -> group id
+    row_group: np.ndarray   #: per row, its group id
+
+    def work(self, members: np.ndarray) -> int:
+        """The Grappler op count of ``members`` (bool per node): exact, one product per row."""
+        counts = np.bincount(self.row_at[members & (self.row_at >= 0)], minlength=len(self.row_ops))
+        return sum(c * ops for c, ops in zip(counts.tolist(), self.row_ops) if c)
+
+    def work_of(self, i: int) -> int:
+        r = int(self.row_at[i])
+        return self.row_ops[r] if r >= 0 else 0
 
     def rows(self, members: np.ndarray, timed: np.ndarray, total_t: float, cores: int) -> list[IntraOpRow]:
         rows: dict[str, IntraOpRow] = {}
-        for (op, cost, use), idx in self.groups.items():
-            idx = np.asarray(idx, dtype=np.int64)
-            idx = idx[members[idx]]
-            if not idx.size:
+        # each group's members in node order, grouped by one stable sort
+        idx = np.flatnonzero(members & (self.row_at >= 0))
+        group = self.row_group[self.row_at[idx]]
+        by = np.argsort(group, kind="stable")
+        idx, group = idx[by], group[by]
+        bounds = np.searchsorted(group, np.arange(len(self.groups) + 1)).tolist()
+        for g, (op, cost, use) in enumerate(self.groups):
+            idx_g = idx[bounds[g]:bounds[g + 1]]
+            if not idx_g.size:
                 continue
             row = rows.get(op)
             if row is None:
                 row = rows[op] = IntraOpRow(op, use.mode, use.source, use.gil, 0, 0, 1, 0, 0.0, 0)
-            k = int(idx.size)
+            k = int(idx_g.size)
             row.count += k
-            splits = int(self.max_threads[idx[0]]) > 1
+            splits = int(self.max_threads[idx_g[0]]) > 1
             row.splitting += k * splits
-            row.threads = max(row.threads, min(cores, int(self.max_threads[idx[0]])))
+            row.threads = max(row.threads, min(cores, int(self.max_threads[idx_g[0]])))
             row.work += k * cost.ops
-            row.share += float(timed[idx].sum()) / total_t if total_t else 0.0
-            row.unknown_size += k * bool(self.unknown[idx[0]])
+            row.share += float(timed[idx_g].sum()) / total_t if total_t else 0.0
+            row.unknown_size += k * bool(self.unknown[idx_g[0]])
         out = list(rows.values())
         out.sort(key=lambda r: (-r.share, r.op))
         return out
@@ -93,36 +110,31 @@ def _time_us(cost: OpCost, use: IntraOpUse) -> float:
 def estimate_ops(dag: IndexedDag, members: np.ndarray, sizes: AssumedSizes, shapes: ShapeInfo,
                  intra_table: IntraOpTable, cores: int) -> OpEstimates:
     n = dag.n
-    work_int = [0] * n
-    groups: dict[tuple[str, OpCost, IntraOpUse], list[int]] = {}
-    # one estimate per distinct cost key: its row in the tables below, and each member's row
-    reuse: dict[tuple, int] = {}
-    ops_of: list[int] = []
-    rows: list[tuple[float, int, bool, bool, bool]] = []
-    group_of: list[list[int]] = []
-    row_of: list[int] = []
     nodes = dag.nodes
     idx = np.flatnonzero(members)
-    for i in idx.tolist():
-        node = nodes[i]
-        key = cost_key(node, shapes)
-        r = reuse.get(key)
-        if r is None:
-            cost = op_cost(node, sizes)
-            use = intra_op_use(node, sizes, cost, intra_table)
-            unk = not cost.known and not use.gil
-            t = INLINE_THRESHOLD_US / 2 if unk else _time_us(cost, use)
-            thr = min(cores, use.threads) if use.threads and use.can_split and not unk else 1
-            asm = not unk and has_unknown_dims(shapes, node)
-            r = reuse[key] = len(rows)
-            rows.append((t, thr, use.gil, asm, unk))
-            ops_of.append(cost.ops)
-            group_of.append(groups.setdefault((node.op, cost, use), []))
-        work_int[i] = ops_of[r]
-        group_of[r].append(i)
-        row_of.append(r)
+    member_nodes = list(map(nodes.__getitem__, idx.tolist()))
+    # one estimate per distinct cost key (a row), numbered in order of first appearance
+    reuse: dict[tuple, int] = {}
+    new_row = reuse.setdefault
+    at = np.fromiter((new_row(key, len(reuse)) for key in map(cost_key, member_nodes, repeat(shapes))),
+                     dtype=np.int64, count=idx.size)
+    first = np.unique(at, return_index=True)[1].tolist()    # each row's first member
+    groups: dict[tuple[str, OpCost, IntraOpUse], int] = {}
+    row_group: list[int] = []
+    row_ops: list[int] = []
+    rows: list[tuple[float, int, bool, bool, bool]] = []
+    for j in first:
+        node = member_nodes[j]
+        cost = op_cost(node, sizes)
+        use = intra_op_use(node, sizes, cost, intra_table)
+        unk = not cost.known and not use.gil
+        t = INLINE_THRESHOLD_US / 2 if unk else _time_us(cost, use)
+        thr = min(cores, use.threads) if use.threads and use.can_split and not unk else 1
+        asm = not unk and has_unknown_dims(shapes, node)
+        rows.append((t, thr, use.gil, asm, unk))
+        row_ops.append(cost.ops)
+        row_group.append(groups.setdefault((node.op, cost, use), len(groups)))
     # every member's figures from its row, in array operations
-    at = np.asarray(row_of, dtype=np.int64)
     columns = list(zip(*rows)) or [()] * 5
 
     def spread(column, dtype, fill) -> np.ndarray:
@@ -130,6 +142,8 @@ def estimate_ops(dag: IndexedDag, members: np.ndarray, sizes: AssumedSizes, shap
         out[idx] = np.asarray(column, dtype=dtype)[at]
         return out
 
-    return OpEstimates(work_int, spread(columns[0], float, 0.0), spread(columns[1], np.int64, 1),
+    row_at = np.full(n, -1, dtype=np.int64)
+    row_at[idx] = at
+    return OpEstimates(row_at, row_ops, spread(columns[0], float, 0.0), spread(columns[1], np.int64, 1),
                        spread(columns[2], bool, False), spread(columns[3], bool, False),
-                       spread(columns[4], bool, False), groups)
+                       spread(columns[4], bool, False), groups, np.asarray(row_group, dtype=np.int64))

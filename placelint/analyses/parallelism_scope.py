@@ -48,18 +48,20 @@ def _successors(dag: IndexedDag) -> tuple[list[int], list[int]]:
     return succ, starts
 
 
-def step_mask(dag: IndexedDag, step_nodes=None) -> tuple[np.ndarray, int]:
-    """(bool mask of the nodes the step runs, how many nodes were left out)."""
+def step_mask(dag: IndexedDag, step_nodes=None, ops: list[str] | None = None) -> tuple[np.ndarray, int]:
+    """(bool mask of the nodes the step runs, how many nodes were left out); ``ops``: each
+    node's op, if the caller has them."""
     n = dag.n
+    names = list(dag.index)     # node names in node order
     if step_nodes is not None:
-        mask = np.fromiter((node.name in step_nodes for node in dag.nodes), dtype=bool, count=n)
+        mask = np.fromiter(map(step_nodes.__contains__, names), dtype=bool, count=n)
         return mask, int(n - np.count_nonzero(mask))
-    nodes = dag.nodes
+    ops = ops if ops is not None else [node.op for node in dag.nodes]
     has_out = np.zeros(n, dtype=bool)
     has_out[dag.src] = True
-    targets = [i for i, node in enumerate(nodes)
-               if (node.op == "NoOp" and _TARGET.search(node.name))
-               or ("save" in node.name and not has_out[i] and _SAVE_SCOPE.search(node.name))]
+    targets = [i for i, op in enumerate(ops) if op == "NoOp" and _TARGET.search(names[i])]
+    targets += [i for i, name in enumerate(names)
+                if "save" in name and not has_out[i] and _SAVE_SCOPE.search(name)]
     if not targets:
         return np.ones(n, dtype=bool), 0
     is_target = np.zeros(n, dtype=bool)
