@@ -48,15 +48,15 @@ def _successors(dag: IndexedDag) -> tuple[list[int], list[int]]:
     return succ, starts
 
 
-def step_mask(dag: IndexedDag, step_nodes=None, ops: list[str] | None = None) -> tuple[np.ndarray, int]:
-    """(bool mask of the nodes the step runs, how many nodes were left out); ``ops``: each
-    node's op, if the caller has them."""
+def step_mask(dag: IndexedDag, step_nodes, ops: list[str]) -> tuple[np.ndarray, int]:
+    """(bool mask of the nodes the step runs, how many nodes were left out); ``step_nodes``:
+    the step's nodes when known (None: judged by the targets' names); ``ops``: each node's
+    op, in node order."""
     n = dag.n
     names = list(dag.index)     # node names in node order
     if step_nodes is not None:
         mask = np.fromiter(map(step_nodes.__contains__, names), dtype=bool, count=n)
         return mask, int(n - np.count_nonzero(mask))
-    ops = ops if ops is not None else [node.op for node in dag.nodes]
     has_out = np.zeros(n, dtype=bool)
     has_out[dag.src] = True
     targets = [i for i, op in enumerate(ops) if op == "NoOp" and _TARGET.search(names[i])]
