@@ -278,12 +278,11 @@ def find_transfers(graph: Graph, placement, shapes=None) -> list[Transfer]:
     tensor = None if shapes is None else shapes.dtype_nbytes
     edges = ge.edges
     at = np.flatnonzero(look)
-    for k, s_dev, d_dev, on_cpu in zip(at.tolist(), src_dev[at].tolist(), dst_dev[at].tolist(),
-                                       dst_cpu[at].tolist()):
-        e = edges[k]
+    for e, dst_name, s_dev, d_dev, on_cpu in zip(
+            map(edges.__getitem__, at.tolist()), map(node_names.__getitem__, dst_at[at].tolist()),
+            src_dev[at].tolist(), dst_dev[at].tolist(), dst_cpu[at].tolist()):
         src, slot = e.src, e.src_slot
         src_device, dst_device = names[s_dev], names[d_dev]
-        dst_name = node_names[dst_at[k]]
         control = slot < 0          # (``Edge.control``, without a property call per edge)
         if control:
             on_host = on_cpu
