@@ -429,11 +429,8 @@ def _class_joins(graph: Graph) -> tuple[list[int], list[int], list[int], list[st
     value = np.concatenate((np.asarray(value_of, dtype=np.int64),
                             np.full(visitors.size - at.size, -1, dtype=np.int64)))
     # processing positions (the same as graph positions when ``ordered`` kept graph order)
-    if idx is positions:
-        pos = visitors
-    else:
-        pos = np.fromiter(map(idx.__getitem__, graph.nodes), dtype=np.int64,
-                          count=len(positions))[visitors]
+    pos = visitors if idx is positions else np.fromiter(
+        map(idx.__getitem__, graph.nodes), dtype=np.int64, count=len(positions))[visitors]
     n_class = np.where(value >= 0, lens[value], 0)
     by_pos = np.argsort(pos, kind="stable")
     pos, own, value, n_class = pos[by_pos], own[by_pos], value[by_pos], n_class[by_pos]
