@@ -402,8 +402,8 @@ def _class_joins(graph: Graph) -> tuple[list[int], list[int], list[int], list[st
     ``_class`` and the nodes a ``_class`` names take part: any other node is alone in the
     group of its own name, which no node asks for. Worked out on arrays of (node, group)
     visits: a group's first visitor is its smallest position."""
-    names, value_of, by_value = _class_groups(graph)
-    if not names:
+    at, value_of, by_value = _class_groups(graph)
+    if not at:
         return [], [], [], []
     idx = ordered(graph)[1]
     group_names = sorted({group for groups in by_value for group in groups})
@@ -414,16 +414,23 @@ def _class_joins(graph: Graph) -> tuple[list[int], list[int], list[int], list[st
                        count=int(lens.sum()))
     flat = np.append(flat, 0)       # (read, then discarded, where a visit is no _class group)
     starts = np.concatenate(([0], np.cumsum(lens)[:-1]))
+    # the nodes a group names (by graph position) and each node's own group (-1: none)
+    positions = graph.positions()
+    named = [(positions[name], k) for k, name in enumerate(group_names) if name in positions]
+    named_at = np.array([p for p, _ in named], dtype=np.int64)
+    own_of = np.full(len(positions), -1, dtype=np.int64)
+    own_of[named_at] = [k for _, k in named]
     # the visiting nodes: those with a ``_class``, then the named ones without one
-    classed = set(names)
-    plain = [name for name in group_names if name in idx and name not in classed]
-    visitors = names + plain
-    pos = np.fromiter(map(idx.__getitem__, visitors), dtype=np.int64, count=len(visitors))
-    own = np.fromiter((gid.get(name, -1) for name in names), dtype=np.int64, count=len(names))
-    own = np.concatenate((own, np.fromiter(map(gid.__getitem__, plain), dtype=np.int64,
-                                           count=len(plain))))
+    at = np.asarray(at, dtype=np.int64)
+    classed = np.zeros(len(positions), dtype=bool)
+    classed[at] = True
+    visitors = np.concatenate((at, named_at[~classed[named_at]]))
+    own = own_of[visitors]
     value = np.concatenate((np.asarray(value_of, dtype=np.int64),
-                            np.full(len(plain), -1, dtype=np.int64)))
+                            np.full(visitors.size - at.size, -1, dtype=np.int64)))
+    # processing positions (the same as graph positions when ``ordered`` kept graph order)
+    pos = visitors if idx is positions else np.fromiter(
+        map(idx.__getitem__, graph.nodes), dtype=np.int64, count=len(positions))[visitors]
     n_class = np.where(value >= 0, lens[value], 0)
     by_pos = np.argsort(pos, kind="stable")
     pos, own, value, n_class = pos[by_pos], own[by_pos], value[by_pos], n_class[by_pos]
@@ -450,24 +457,24 @@ def _has_data_input(node: Node) -> bool:
     return False
 
 
-def _class_groups(graph: Graph) -> tuple[list[str], list[int], list[tuple[str, ...]]]:
-    """The nodes that have a ``_class`` attr, the index of each one's value among the
+def _class_groups(graph: Graph) -> tuple[list[int], list[int], list[tuple[str, ...]]]:
+    """The graph positions of the nodes that have a ``_class`` attr, the index of each one's value among the
     distinct values, and the group names (``loc:@NAME`` entries) of each distinct value.
     Many nodes carry the same attr value (the initializer ops of one variable): each
     distinct value, by its bytes, is read once."""
-    names: list[str] = []
+    at: list[int] = []
     values: list[bytes] = []
-    add_name, add_value = names.append, values.append
-    for node in graph.nodes.values():
-        attrs = node.attrs
-        if "_class" in attrs:
-            add_name(node.name)
-            add_value(attrs["_class"].SerializeToString())
+    add_at, add_value = at.append, values.append
+    for i, node in enumerate(graph.nodes.values()):
+        value = node.attrs.get("_class")
+        if value is not None:
+            add_at(i)
+            add_value(value.SerializeToString())
     distinct = {value: k for k, value in enumerate(dict.fromkeys(values))}
     by_value = [tuple(s[5:].decode("utf-8", "replace")
                       for s in AttrValue.FromString(value).list.s if s[:5] == b"loc:@")
                 for value in distinct]
-    return names, list(map(distinct.__getitem__, values)), by_value
+    return at, list(map(distinct.__getitem__, values)), by_value
 
 
 def _is_dataset_op(op: str) -> bool:

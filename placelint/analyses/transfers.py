@@ -24,11 +24,14 @@ from collections import deque
 from dataclasses import dataclass, field
 from functools import lru_cache
 
+import numpy as np
+
 from ..dtypes import DT_FLOAT, base_type, dtype_name, is_ref
 from ..model.devices import DeviceName
 from ..model.graph import Graph
 from ..model.ops import CONSTANT, ENTER, EXIT, FUNCTION_IO
 from ..opdb import get_opdb
+from .dag import graph_edges
 
 HOST_TO_DEVICE = "host->device"
 DEVICE_TO_HOST = "device->host"
@@ -244,67 +247,74 @@ def find_transfers(graph: Graph, placement, shapes=None) -> list[Transfer]:
     frames = output_frames(graph)
     memory = _memory_info(graph, placement)
     replicated = replicated_constants(graph, placement)
+    ge = graph_edges(graph)
+    src_at, dst_at = ge.src, ge.dst
+    # every node's device as a code (0: unplaced); per code its CPU-ness and the CPU a
+    # replicated constant lands on for a consumer there
+    code: dict[DeviceName | None, int] = {None: 0}
+    dev = np.fromiter((code.setdefault(d, len(code)) for d in map(device.get, graph.nodes)),
+                      dtype=np.int64, count=len(graph.nodes))
+    for d in list(code)[1:]:
+        code.setdefault(_host_cpu(d), len(code))
+    names = list(code)
+    host = np.array([0] + [code[_host_cpu(d)] for d in names[1:]], dtype=np.int64)
+    cpu = np.array([False] + [d.type == "CPU" for d in names[1:]], dtype=bool)
+    # An edge needs a look when both ends are placed and, after constant replication, its
+    # ends are on two devices, or on one non-CPU device for a data edge (memory types).
+    known = src_at >= 0
+    src_dev = dev[np.where(known, src_at, 0)]
+    dst_dev = dev[dst_at]
+    is_rep = np.zeros(len(graph.nodes) + 1, dtype=bool)
+    if replicated:
+        is_rep[[graph.positions()[name] for name in replicated]] = True
+    src_dev = np.where(is_rep[np.where(known, src_at, -1)], host[dst_dev], src_dev)
+    dst_cpu = cpu[dst_dev]
+    look = known & (src_dev > 0) & (dst_dev > 0) & ~(
+        (src_dev == dst_dev) & (dst_cpu | (ge.src_slot < 0)))
     table: dict[tuple[str, int, str, bool], Transfer] = {}
     out: list[Transfer] = []
     nodes = graph.nodes
-    host_cpu: dict[DeviceName, DeviceName] = {}     # _host_cpu per consumer device
+    node_names = list(nodes)
     tensor = None if shapes is None else shapes.dtype_nbytes
-    get = device.get
-    is_cpu: dict[DeviceName, bool] = {}     # per device, not per node
-    for dst in nodes.values():
-        dst_dev = get(dst.name)
-        if dst_dev is None:
-            continue
-        try:
-            dst_is_cpu = is_cpu[dst_dev]
-        except KeyError:
-            dst_is_cpu = is_cpu[dst_dev] = dst_dev.type == "CPU"
-        for e in dst.in_edges:
-            src = e.src
-            src_dev = get(src)
-            if dst_is_cpu and src_dev == dst_dev:
-                continue    # the usual case (a replicated constant's copy lands here too)
-            if src_dev is None:
-                continue
-            if src in replicated:
-                src_dev = host_cpu.get(dst_dev)
-                if src_dev is None:
-                    src_dev = host_cpu[dst_dev] = _host_cpu(dst_dev)
-            slot = e.src_slot
-            control = slot < 0          # (``Edge.control``, without a property call per edge)
-            if src_dev == dst_dev and (control or dst_is_cpu):
-                continue                    # the usual case: no transfer, nothing else to ask
+    edges = ge.edges
+    at = np.flatnonzero(look)
+    for e, dst_name, s_dev, d_dev, on_cpu in zip(
+            map(edges.__getitem__, at.tolist()), map(node_names.__getitem__, dst_at[at].tolist()),
+            src_dev[at].tolist(), dst_dev[at].tolist(), dst_cpu[at].tolist()):
+        src, slot = e.src, e.src_slot
+        src_device, dst_device = names[s_dev], names[d_dev]
+        control = slot < 0          # (``Edge.control``, without a property call per edge)
+        if control:
+            on_host = on_cpu
+        else:
+            on_host = on_cpu or e.dst_slot in memory(dst_name)[0]
+        if s_dev == d_dev:
+            src_on_host = slot in memory(src)[1]
+            if src_on_host == on_host:
+                continue        # same device, same memory type: a plain edge
+        key = (src, slot, dst_device, on_host)
+        # TF reuses a _Recv for the same tensor and destination, except for ref-typed
+        # outputs ("Collapsing ref edges requires extreme care").
+        if control:
+            t = table.get(key)
+        else:
+            types = nodes[src].output_dtypes
+            t = (None if types is not None and slot < len(types) and is_ref(types[slot])
+                 else table.get(key))
+        if t is None:
+            loop = frames.get(src, "")
+            t = Transfer(src, slot, src_device, dst_device, control=control, in_loop=bool(loop),
+                         loop=loop, recv_on_host=on_host)
             if control:
-                on_host = dst_is_cpu
+                t.dtype, t.bytes = DT_FLOAT, 0    # a DT_FLOAT tensor of shape {0}
+            elif tensor is not None:
+                t.dtype, t.bytes = tensor(src, slot)
             else:
-                on_host = dst_is_cpu or e.dst_slot in memory(dst.name)[0]
-            if src_dev == dst_dev:
-                src_on_host = slot in memory(src)[1]
-                if src_on_host == on_host:
-                    continue        # same device, same memory type: a plain edge
-            key = (src, slot, dst_dev, on_host)
-            # TF reuses a _Recv for the same tensor and destination, except for ref-typed
-            # outputs ("Collapsing ref edges requires extreme care").
-            if control:
-                t = table.get(key)
-            else:
-                types = nodes[src].output_dtypes
-                t = (None if types is not None and slot < len(types) and is_ref(types[slot])
-                     else table.get(key))
-            if t is None:
-                loop = frames.get(src, "")
-                t = Transfer(src, slot, src_dev, dst_dev, control=control, in_loop=bool(loop),
-                             loop=loop, recv_on_host=on_host)
-                if control:
-                    t.dtype, t.bytes = DT_FLOAT, 0    # a DT_FLOAT tensor of shape {0}
-                elif tensor is not None:
-                    t.dtype, t.bytes = tensor(src, slot)
-                else:
-                    t.dtype = e.dtype if e.dtype is None else base_type(e.dtype)
-                table[key] = t
-                out.append(t)
-            if dst.name not in t.consumers:
-                t.consumers.append(dst.name)
+                t.dtype = e.dtype if e.dtype is None else base_type(e.dtype)
+            table[key] = t
+            out.append(t)
+        if dst_name not in t.consumers:
+            t.consumers.append(dst_name)
     return out
 
 
