@@ -64,23 +64,28 @@ def step_mask(dag: IndexedDag, step_nodes, ops: list[str]) -> tuple[np.ndarray, 
                 if "save" in name and not has_out[i] and _SAVE_SCOPE.search(name)]
     if not targets:
         return np.ones(n, dtype=bool), 0
+    # the step: the nodes with a path to a sink that is not a target, through no target.
+    # Its complement, the targets and the nodes whose every edge leads into it, is found
+    # from the targets backwards (a node joins once its last edge does): a walk over the
+    # init/restore/save part only, not over the step
     is_target = np.zeros(n, dtype=bool)
     is_target[targets] = True
-    # nodes that reach a sink which is not a target: backwards from those sinks
-    reach = ~has_out & ~is_target
+    left = is_target.tolist()
+    remaining = np.bincount(dag.src, minlength=n).tolist()     # out edges not yet left out
     by_dst = np.argsort(dag.dst, kind="stable")
     pred = dag.src[by_dst].tolist()
     starts = np.searchsorted(dag.dst[by_dst], np.arange(n + 1)).tolist()
-    seen = reach.tolist()
-    stack = np.flatnonzero(reach).tolist()
+    stack = np.flatnonzero(is_target).tolist()
     while stack:
         v = stack.pop()
         for j in range(starts[v], starts[v + 1]):
             u = pred[j]
-            if not seen[u] and not is_target[u]:
-                seen[u] = True
+            r = remaining[u] - 1
+            remaining[u] = r
+            if not r and not left[u]:
+                left[u] = True
                 stack.append(u)
-    mask = np.asarray(seen, dtype=bool)
+    mask = ~np.asarray(left, dtype=bool)
     return mask, int(n - np.count_nonzero(mask))
 
 
