@@ -48,10 +48,10 @@ def _successors(dag: IndexedDag) -> tuple[list[int], list[int]]:
     return succ, starts
 
 
-def step_mask(dag: IndexedDag, step_nodes, ops: list[str]) -> tuple[np.ndarray, int]:
+def step_mask(dag: IndexedDag, step_nodes, per_op) -> tuple[np.ndarray, int]:
     """(bool mask of the nodes the step runs, how many nodes were left out); ``step_nodes``:
-    the step's nodes when known (None: judged by the targets' names); ``ops``: each node's
-    op, in node order."""
+    the step's nodes when known (None: judged by the targets' names); ``per_op``: a bool
+    mask over the nodes from a predicate on op types (``parallelism.OpMask``)."""
     n = dag.n
     names = list(dag.index)     # node names in node order
     if step_nodes is not None:
@@ -59,9 +59,9 @@ def step_mask(dag: IndexedDag, step_nodes, ops: list[str]) -> tuple[np.ndarray, 
         return mask, int(n - np.count_nonzero(mask))
     has_out = np.zeros(n, dtype=bool)
     has_out[dag.src] = True
-    targets = [i for i, op in enumerate(ops) if op == "NoOp" and _TARGET.search(names[i])]
-    targets += [i for i, name in enumerate(names)
-                if "save" in name and not has_out[i] and _SAVE_SCOPE.search(name)]
+    targets = [i for i in np.flatnonzero(per_op("NoOp".__eq__)).tolist() if _TARGET.search(names[i])]
+    targets += [i for i in np.flatnonzero(~has_out).tolist()      # sinks in save scopes
+                if "save" in names[i] and _SAVE_SCOPE.search(names[i])]
     if not targets:
         return np.ones(n, dtype=bool), 0
     # the step: the nodes with a path to a sink that is not a target, through no target.
