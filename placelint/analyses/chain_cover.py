@@ -3,28 +3,30 @@
 A flow in that network pairs members: one unit ``t -> u_out -> ... -> v_in -> s`` links a
 member ``u`` to a member ``v`` it reaches (``u`` then comes before ``v`` on one chain). Since
 the DAG's arcs are unbounded, only the pairs matter, not the paths that carry them: the
-flow is kept as ``units[v][u]`` (units linking ``u`` before ``v``), and searches walk the DAG
-itself instead of the network's arcs.
+flow is kept as ``units[v][u]`` (units linking ``u`` before ``v``) and ``outs[u][v]``, and
+searches walk the DAG itself instead of the network's arcs.
 
-* Greedy: in topological order, each member is linked after the member with the most
-  members above it among those of its predecessors' sides (a member still free to link),
-  as in Mirsky's levels. On realistic graphs this leaves the flow at most a few units short.
-* Augmenting searches finish it. A search starts from the members with spare ``out``
-  capacity (``t -> u_out``) and walks forward through the DAG (a member reached on its
-  ``in`` side is passed through: its ``in -> out`` arc is unbounded); a member reached on
-  its ``in`` side that is linked after ``u`` leads back to ``u_out`` (the residual of that
-  pair). Reaching a member with spare ``in`` capacity (``v_in -> s``) is an augmenting
-  path, which the search's pointers give back; every path found is augmented (each step
-  checked against the flow as it is by then), then the next search starts.
-* When a search finds none, the flow is maximum, and the members it reached on their
-  ``in`` and ``out`` sides are those the residual network reaches from ``t``: which
-  vertices a path reaches there depends only on the pairs (a vertex on a unit's path leads
-  forward to that unit's ``v_in`` and from it back to ``u_out``, which reaches everything
-  the path does), so the antichain is the one every max-flow algorithm gives.
+* Greedy: in topological order, each member is linked after the last member of the longest
+  chain of members that ends at one of its predecessors, or if that one is taken, of the
+  longest such chain whose last member was still free (Mirsky's levels). On realistic
+  graphs this leaves the flow at most a few units short.
+* Kuhn's algorithm finishes it (``_finish``): from each member with spare ``in`` capacity,
+  a breadth-first search backwards through the residual network for a member with spare
+  ``out`` capacity. A vertex a search cannot lead to ``t`` never can later (an augmenting
+  path runs inside the vertices ``t`` reaches, and its reversed arcs stay there), so one
+  pass over the members gives a maximum flow.
+* ``R``, the vertices the residual network reaches from ``t``, is found on demand
+  (``_search``): forward from the members with spare ``out`` capacity through the DAG (a
+  member reached on its ``in`` side is passed through: its ``in -> out`` arc is unbounded);
+  a member reached on its ``in`` side leads back to the ``out`` side of each member linked
+  before it. Which vertices a path reaches there depends only on the pairs (a vertex on a
+  unit's path leads forward to that unit's ``v_in`` and from it back to ``u_out``, which
+  reaches everything the path does), so the antichain is the one every max-flow algorithm
+  gives.
 
-Each search costs a pass over the edges, so this is for networks of the size a Python loop
-handles quickly and flows the greedy start leaves a few units short (``max_searches``);
-beyond, ``antichain.py`` hands the network to scipy.
+Each pass costs a Python loop over the edges, so this is for graphs of the size such a loop
+handles quickly and flows the greedy start leaves a few units short (``budget``); beyond,
+``antichain.py`` hands the network to scipy.
 """
 
 from __future__ import annotations
