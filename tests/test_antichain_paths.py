@@ -1,9 +1,9 @@
-"""The pure-Python max flow for small networks and scipy's give the same antichain.
+"""The pure-Python max flow (``chain_cover.py``) and scipy's give the same antichain.
 
-``antichain.py`` solves networks of up to ``SMALL_NETWORK`` vertices without scipy (so a
-small model never imports it). The vertices reachable from the source in the residual
-network are the same for every maximum flow, so both paths must return the same width
-*and* the same nodes, on any DAG.
+``antichain.py`` solves graphs of up to ``SMALL_NETWORK`` nodes + edges without scipy (so a
+small or medium model never imports it). The vertices reachable from the source in the
+residual network are the same for every maximum flow, so both paths must return the same
+width *and* the same nodes, on any DAG, with or without weights.
 """
 
 from __future__ import annotations
@@ -25,17 +25,68 @@ def random_dag(n: int, edges: int, seed: int):
     return perm[src], perm[dst], rng.random(n) < rng.uniform(0.2, 1.0)
 
 
-@pytest.mark.parametrize("seed", range(40))
+@pytest.mark.parametrize("seed", range(80))
 def test_small_and_scipy_paths_agree(seed, monkeypatch):
     rng = np.random.default_rng(1000 + seed)
     n = int(rng.integers(2, 300))
     src, dst, members = random_dag(n, int(rng.integers(0, 4 * n)), seed)
+    weights = rng.integers(1, 6, size=n) if seed % 2 else None
     monkeypatch.setattr(antichain, "SMALL_NETWORK", 10**9)
-    small = max_antichain(n, src, dst, members)
+    monkeypatch.setattr(antichain, "SEARCH_BUDGET", 10**9)
+    small = max_antichain(n, src, dst, members, weights)
+    assert small.nodes.size and not isinstance(antichain.solve_antichain(
+        n, src, dst, members, weights)._net, antichain._Network)     # (solved in Python)
     monkeypatch.setattr(antichain, "SMALL_NETWORK", 0)
-    big = max_antichain(n, src, dst, members)
+    big = max_antichain(n, src, dst, members, weights)
     assert small.width == big.width
     assert small.nodes.tolist() == big.nodes.tolist()
+
+
+def towers(k: int, layers: int, join: bool):
+    """``k`` chains of ``layers`` members, each layer's outputs summed by one node that
+    every chain's next layer reads (``join``): the greedy chain cover links every next layer
+    to the same member and the searches finish it; without the joins the width is ``k``."""
+    src, dst = [], []
+    n = 0
+    prev = [None] * k
+    for _ in range(layers):
+        ids = list(range(n, n + k))
+        n += k
+        for c, v in enumerate(ids):
+            if prev[c] is not None:
+                src.append(prev[c])
+                dst.append(v)
+        if join:
+            mix = n
+            n += 1
+            src += ids
+            dst += [mix] * k
+            prev = [mix] * k
+        else:
+            prev = ids
+    members = np.zeros(n, dtype=bool)
+    members[[v for v in range(n) if not join or v % (k + 1) != k]] = True
+    return n, np.array(src), np.array(dst), members
+
+
+@pytest.mark.parametrize("join", [True, False])
+def test_joined_towers_width(join, monkeypatch):
+    n, src, dst, members = towers(4, 50, join)
+    monkeypatch.setattr(antichain, "SMALL_NETWORK", 10**9)
+    small = max_antichain(n, src, dst, members)
+    assert small.width == 4
+    monkeypatch.setattr(antichain, "SMALL_NETWORK", 0)
+    assert max_antichain(n, src, dst, members).nodes.tolist() == small.nodes.tolist()
+
+
+def test_a_flow_past_the_search_budget_goes_to_scipy(monkeypatch):
+    """With no budget for searches, a greedy flow that is not maximum (the joined towers')
+    is handed to scipy, with the same result."""
+    n, src, dst, members = towers(4, 20, True)
+    monkeypatch.setattr(antichain, "SEARCH_BUDGET", 0)
+    solved = antichain.solve_antichain(n, src, dst, members)
+    assert isinstance(solved._net, antichain._Network)
+    assert solved.width == 4
 
 
 def _imports_scipy(code: str) -> bool:
@@ -54,6 +105,16 @@ def test_small_graphs_do_not_import_scipy():
         "from placelint.analyses.antichain import max_antichain\n"
         "r = max_antichain(4, np.array([0, 0]), np.array([1, 2]), np.ones(4, bool))\n"
         "assert r.width == 3, r\n")
+
+
+def test_medium_graphs_do_not_import_scipy():
+    """5 * 10^4 nodes in 500 parallel chains: width 500, solved without scipy."""
+    assert not _imports_scipy(
+        "from placelint.analyses.antichain import max_antichain\n"
+        "n = 50000\n"
+        "src = np.arange(n - 500); dst = src + 500\n"
+        "r = max_antichain(n, src, dst, np.ones(n, bool))\n"
+        "assert r.width == 500 and r.nodes.tolist() == list(range(n - 500, n)), r.width\n")
 
 
 def chain_dag(n: int, seed: int, broken: bool):

@@ -21,10 +21,11 @@ lower bounds, computed without any transitive closure on an O(n + m) network:
 
 ``R`` is the same for every maximum flow (the vertices reachable from the source in the
 residual network of *any* maximum flow form the one minimum cut closest to the source), so
-the antichain does not depend on the max-flow algorithm. Networks of up to
-``SMALL_NETWORK`` vertices (graphs up to ~2 * 10^4 nodes) use a short pure-Python Dinic,
-which spares them the import of scipy (~0.3 s, the largest part of a cold ``placelint
-check`` on a sample; see benchmarks/README.md for the threshold); larger ones use scipy.
+the antichain does not depend on the max-flow algorithm. Graphs of up to ``SMALL_NETWORK``
+nodes + edges (~7 * 10^4 nodes) are solved in pure Python from a greedy chain cover
+(``chain_cover.py``), which spares them the import of scipy (~0.25 s, the largest part of a
+cold ``placelint check`` on a sample; see benchmarks/README.md for the threshold); larger
+ones, and flows the greedy start leaves far from maximum, use scipy's Dinic.
 Members that form one chain (a serial graph: width 1) are recognised without a flow when
 the caller gives a topological order (``solve_antichain``); the flow then runs only if
 the antichain itself is asked for.
@@ -34,15 +35,22 @@ Inputs are integer arrays, so callers can build them once for large graphs.
 
 from __future__ import annotations
 
-from collections import deque
 from dataclasses import dataclass
 
 import numpy as np
 
+from .chain_cover import greedy_max_flow
+from .dag import topological_order
+
 __all__ = ["Antichain", "Solved", "antichain_width", "max_antichain", "solve_antichain"]
 
-#: Largest flow network (vertices: nodes + members + 2) solved without scipy.
-SMALL_NETWORK = 25000
+#: Largest graph (nodes + edges) whose flow is solved without scipy (``chain_cover.py``).
+SMALL_NETWORK = 200_000
+#: Edges the searches that finish the greedy flow may visit, per edge of the graph, before
+#: the network goes to scipy.
+SEARCH_BUDGET = 8
+#: ``Solved``'s network when ``chain_cover.py`` solved the flow.
+_PURE = object()
 
 
 @dataclass(frozen=True)
@@ -73,10 +81,12 @@ class Solved:
                 self._found = Antichain(self.width, member_idx.astype(np.int64))
             else:
                 flow = self._flow
-                reached = (flow[1] if isinstance(flow, tuple)
-                           else _residual_reach(flow.cap, flow.result.flow, net.t))
-                out_id = net.out_id
-                picked = reached[out_id[member_idx]] & ~reached[member_idx]
+                if net is _PURE:
+                    reached_in, reached_out = flow()
+                    picked = reached_out & ~reached_in
+                else:
+                    reached = _residual_reach(flow.cap, flow.result.flow, net.t)
+                    picked = reached[net.out_id[member_idx]] & ~reached[member_idx]
                 chosen = member_idx[picked]
                 # cannot happen for a DAG; guards against cyclic input
                 if (chosen.size if w is None else int(w[picked].sum())) != self.width:
@@ -115,12 +125,19 @@ def solve_antichain(n: int, src: np.ndarray, dst: np.ndarray, members: np.ndarra
         return Solved(1 if w is None else int(w.max()), None, member_idx, w, None,
                       later=lambda: solve_antichain(n, src, dst, members, weights,
                                                     unique=unique).antichain())
+    if n + len(src) <= SMALL_NETWORK:
+        src, dst = np.asarray(src, dtype=np.int64), np.asarray(dst, dtype=np.int64)
+        if position is None:
+            order = topological_order(n, src, dst)
+        else:
+            order = np.empty(n, dtype=np.int64)
+            order[position] = np.arange(n, dtype=np.int64)
+        found = greedy_max_flow(n, src, dst, member_idx, w, order,
+                                SEARCH_BUDGET * (n + src.size))
+        if found is not None:
+            value, reach = found
+            return Solved(total - value, _PURE, member_idx, w, reach)
     net = _Network(n, src, dst, member_idx, w, unique)
-    if net.size <= SMALL_NETWORK:
-        value, reached_list = net.small_max_flow()
-        reached = np.zeros(net.size, dtype=bool)
-        reached[reached_list] = True
-        return Solved(total - value, net, member_idx, w, (value, reached))
     cap, result = net.scipy_max_flow()
     return Solved(total - int(result.flow_value), net, member_idx, w, _ScipyFlow(cap, result))
 
@@ -227,12 +244,6 @@ class _Network:
         ])
         self.out_id, self.s, self.t, self.size = out_id, s, t, n_vertices
 
-    def small_max_flow(self) -> tuple[int, list[int]]:
-        """The maximum flow pushed back from ``t`` to ``s`` by the pure-Python Dinic, and the
-        vertices reachable from ``t`` in the final residual network."""
-        return _small_max_flow(self.size, self.rows.tolist(), self.cols.tolist(),
-                               self.caps.tolist(), self.t, self.s)
-
     def scipy_max_flow(self):
         """(capacity matrix, scipy's ``MaximumFlowResult``) of that flow, by scipy's Dinic."""
         from scipy.sparse import csr_array
@@ -255,66 +266,3 @@ def _residual_reach(cap, flow, t: int) -> np.ndarray:
     reached = np.zeros(cap.shape[0], dtype=bool)
     reached[breadth_first_order(residual, t, directed=True, return_predecessors=False)] = True
     return reached
-
-
-def _small_max_flow(n: int, rows: list[int], cols: list[int], caps: list[int], source: int,
-                    sink: int) -> tuple[int, list[int]]:
-    """Dinic's max flow on a small network given as arcs; returns the flow value and the
-    vertices reachable from ``source`` in the final residual network."""
-    head: list[list[int]] = [[] for _ in range(n)]   # vertex -> indices of its arcs
-    to: list[int] = []
-    cap: list[int] = []
-    for u, v, c in zip(rows, cols, caps):
-        # arc 2i is u -> v, arc 2i + 1 its residual reverse (2i ^ 1)
-        head[u].append(len(to))
-        to.append(v)
-        cap.append(c)
-        head[v].append(len(to))
-        to.append(u)
-        cap.append(0)
-
-    def levels() -> list[int]:
-        level = [-1] * n
-        level[source] = 0
-        queue = deque([source])
-        while queue:
-            u = queue.popleft()
-            for a in head[u]:
-                if cap[a] > 0 and level[to[a]] < 0:
-                    level[to[a]] = level[u] + 1
-                    queue.append(to[a])
-        return level
-
-    flow = 0
-    while True:
-        level = levels()
-        if level[sink] < 0:
-            return flow, [v for v in range(n) if level[v] >= 0]
-        pos = [0] * n   # next arc to try per vertex (dead ends are not retried)
-        while True:
-            # one augmenting path in the level graph, found iteratively
-            path: list[int] = []
-            u = source
-            while u != sink:
-                arcs = head[u]
-                while pos[u] < len(arcs):
-                    a = arcs[pos[u]]
-                    if cap[a] > 0 and level[to[a]] == level[u] + 1:
-                        break
-                    pos[u] += 1
-                else:
-                    if u == source:
-                        break
-                    level[u] = -1            # dead end: retreat
-                    u = to[path.pop() ^ 1]
-                    pos[u] += 1
-                    continue
-                path.append(a)
-                u = to[a]
-            if u != sink:
-                break
-            push = min(cap[a] for a in path)
-            for a in path:
-                cap[a] -= push
-                cap[a ^ 1] += push
-            flow += push

@@ -14,12 +14,13 @@ from .shape_inference import ShapeInfo, num_elements
 __all__ = ["fold_constants"]
 
 
-def fold_constants(dag: IndexedDag, ops: list[str], shapes: ShapeInfo, table: ExecutorTable
-                    ) -> np.ndarray:
-    """Nodes Grappler's constant folding turns into constants (Const nodes included)."""
+def fold_constants(dag: IndexedDag, ops: list[str], op_types: set[str], per_op,
+                   shapes: ShapeInfo, table: ExecutorTable) -> np.ndarray:
+    """Nodes Grappler's constant folding turns into constants (Const nodes included).
+    ``ops``: each node's op; ``op_types``: their set; ``per_op``: a bool mask over the nodes
+    from a predicate on op types (``parallelism.OpMask``)."""
     n = dag.n
     constant_ops, materialized = table.constant_ops, table.materialized_shape_ops
-    op_types = set(ops)
     if not any(op in constant_ops or op in materialized for op in op_types):
         return np.zeros(n, dtype=bool)      # no constant to start from: nothing folds
     const = [False] * n
@@ -36,7 +37,7 @@ def fold_constants(dag: IndexedDag, ops: list[str], shapes: ShapeInfo, table: Ex
     # graph, are passed over without looking at their inputs.
     # The constant ops' consumers are marked at once, from the edge arrays (loop back edges
     # and edges from unknown nodes are not there; neither can make a node foldable).
-    is_const_op = np.fromiter(map(constant_ops.__contains__, ops), dtype=bool, count=n)
+    is_const_op = per_op(constant_ops.__contains__)
     marked = np.zeros(n, dtype=bool)
     marked[dag.dst[~dag.control & is_const_op[dag.src]]] = True
     has_const_input = marked.tolist()

@@ -216,6 +216,19 @@ class ParallelismReport:
 # --------------------------------------------------------------------------- classification
 
 
+class OpMask:
+    """Bool masks over the nodes from a predicate on op types: each node's op as a small
+    integer, once, so that a predicate is asked once per op type and spread by indexing."""
+
+    def __init__(self, ops: list[str], op_types: set[str]):
+        self.types = list(op_types)
+        code = {op: i for i, op in enumerate(self.types)}
+        self.codes = np.fromiter(map(code.__getitem__, ops), dtype=np.int32, count=len(ops))
+
+    def __call__(self, predicate: Callable[[str], bool]) -> np.ndarray:
+        return np.fromiter(map(predicate, self.types), dtype=bool, count=len(self.types))[self.codes]
+
+
 def _node_devices(dag: IndexedDag, placement) -> list[str | None] | None:
     """Each node's placed device (full name), or None without a usable placement."""
     devices = getattr(placement, "device", None) if placement is not None else None
@@ -286,11 +299,11 @@ def analyze_parallelism(graph: Graph, *, shapes: ShapeInfo | None = None, placem
                      "edges were ignored")
 
     ops = list(map(attrgetter("op"), dag.nodes))
-    folded = fold_constants(dag, ops, shapes, table)
     op_types = set(ops)
-    inline_op = {op: table.runs_inline(op) for op in op_types}
-    inline = np.fromiter(map(inline_op.__getitem__, ops), dtype=bool, count=n)
-    in_step, left_out = step_mask(dag, step_nodes, ops)
+    per_op = OpMask(ops, op_types)
+    folded = fold_constants(dag, ops, op_types, per_op, shapes, table)
+    inline = per_op(table.runs_inline)
+    in_step, left_out = step_mask(dag, step_nodes, per_op)
     if left_out and step_nodes is None:
         notes.append(f"{left_out} node(s) only feed init/restore/save targets and are not part of "
                      "the step")

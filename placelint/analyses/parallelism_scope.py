@@ -48,10 +48,10 @@ def _successors(dag: IndexedDag) -> tuple[list[int], list[int]]:
     return succ, starts
 
 
-def step_mask(dag: IndexedDag, step_nodes, ops: list[str]) -> tuple[np.ndarray, int]:
+def step_mask(dag: IndexedDag, step_nodes, per_op) -> tuple[np.ndarray, int]:
     """(bool mask of the nodes the step runs, how many nodes were left out); ``step_nodes``:
-    the step's nodes when known (None: judged by the targets' names); ``ops``: each node's
-    op, in node order."""
+    the step's nodes when known (None: judged by the targets' names); ``per_op``: a bool
+    mask over the nodes from a predicate on op types (``parallelism.OpMask``)."""
     n = dag.n
     names = list(dag.index)     # node names in node order
     if step_nodes is not None:
@@ -59,28 +59,33 @@ def step_mask(dag: IndexedDag, step_nodes, ops: list[str]) -> tuple[np.ndarray, 
         return mask, int(n - np.count_nonzero(mask))
     has_out = np.zeros(n, dtype=bool)
     has_out[dag.src] = True
-    targets = [i for i, op in enumerate(ops) if op == "NoOp" and _TARGET.search(names[i])]
-    targets += [i for i, name in enumerate(names)
-                if "save" in name and not has_out[i] and _SAVE_SCOPE.search(name)]
+    targets = [i for i in np.flatnonzero(per_op("NoOp".__eq__)).tolist() if _TARGET.search(names[i])]
+    targets += [i for i in np.flatnonzero(~has_out).tolist()      # sinks in save scopes
+                if "save" in names[i] and _SAVE_SCOPE.search(names[i])]
     if not targets:
         return np.ones(n, dtype=bool), 0
+    # the step: the nodes with a path to a sink that is not a target, through no target.
+    # Its complement, the targets and the nodes whose every edge leads into it, is found
+    # from the targets backwards (a node joins once its last edge does): a walk over the
+    # init/restore/save part only, not over the step
     is_target = np.zeros(n, dtype=bool)
     is_target[targets] = True
-    # nodes that reach a sink which is not a target: backwards from those sinks
-    reach = ~has_out & ~is_target
+    left = is_target.tolist()
+    remaining = np.bincount(dag.src, minlength=n).tolist()     # out edges not yet left out
     by_dst = np.argsort(dag.dst, kind="stable")
     pred = dag.src[by_dst].tolist()
     starts = np.searchsorted(dag.dst[by_dst], np.arange(n + 1)).tolist()
-    seen = reach.tolist()
-    stack = np.flatnonzero(reach).tolist()
+    stack = np.flatnonzero(is_target).tolist()
     while stack:
         v = stack.pop()
         for j in range(starts[v], starts[v + 1]):
             u = pred[j]
-            if not seen[u] and not is_target[u]:
-                seen[u] = True
+            r = remaining[u] - 1
+            remaining[u] = r
+            if not r and not left[u]:
+                left[u] = True
                 stack.append(u)
-    mask = np.asarray(seen, dtype=bool)
+    mask = ~np.asarray(left, dtype=bool)
     return mask, int(n - np.count_nonzero(mask))
 
 
