@@ -90,14 +90,22 @@ class _Builder(FunctionExpansion):
         # function -> what expansion reads of it; (body NodeDef id, output arg) -> first slot
         self._function_bodies: dict[str, tuple] = {}
         self._arg_starts: dict[tuple[int, str], int | None] = {}
-        # body NodeDef id -> (it, op signature, input, output dtypes, output shapes)
-        self._body_typing: dict[int, tuple] = {}
         # a NodeDef's attrs as wire bytes -> the same attrs in a NodeDef of ``_attr_store``
         # (one message: a message of its own costs ~2 KiB)
         self._attr_maps: dict[bytes, Mapping[str, AttrValue]] = {}
         self._attr_store = GraphDef().node
-        # (op, id of a node's attrs) -> (OpInfo.typing's answer, stated output shapes, attrs)
+        # op -> {attrs' wire bytes -> (the attrs' copy, its typing)}: one look-up per node
+        self._records: dict[str, dict[bytes, tuple]] = {}
+        # (op, attrs' wire bytes but the ``_class`` entry) -> a typing: what the op database
+        # and the validation read of the attrs (``_class``, which makes most nodes of a
+        # training graph differ, is read by neither)
+        self._typed: dict[tuple[str, bytes], tuple] = {}
+        # (op, id of a node's attrs) -> (OpInfo.typing's answer, stated output shapes, attrs),
+        # for the nodes made here rather than from a NodeDef (_Arg, _Retval, NoOp)
         self._typings: dict[tuple[str, int], tuple] = {}
+        #: the typing record and whether every data input was typed without a mismatch,
+        #: of the node ``add`` made last (for the import-time validation)
+        self.last: tuple = (None, False)
 
     # -- nodes -------------------------------------------------------------------
     def add_nodedef(self, nd: NodeDef, name: str, device: str, function: str, call_site: str,
@@ -138,11 +146,16 @@ class _Builder(FunctionExpansion):
             self._devices[device] = (device, spec)
         # every field positionally: no default factories to run
         # a function body's node or a control-flow call has a name and device of its own
-        attrs = (self._own_attrs(nd, nd.name, op, nd.device, inputs) if call_site else
-                 self._own_attrs(nd, name, op, device, inputs))
-        node = Node(name, op, device, spec, attrs, [], [], None, None, function, call_site,
-                    loop, None, None, None, bool(call_site) and call_site in self._soft_calls)
-        types = self._add_node(node, nd if function else None)
+        attrs, typed = (self._own_attrs(nd, nd.name, op, nd.device, inputs) if call_site else
+                        self._own_attrs(nd, name, op, device, inputs))
+        signature, types, out_types, shapes = typed
+        node = Node(name, op, device, spec, attrs, [], [], out_types, shapes, function, call_site,
+                    loop, None, None, signature,
+                    bool(call_site) and call_site in self._soft_calls)
+        nodes[name] = node
+        if name in self.input_types:
+            types = self.input_types[name]
+        self.last = (typed, False)
         if inputs:
             self._add_inputs(node, inputs, resolve, types)
         if op in CONTROL_FLOW_FUNCS:
@@ -150,12 +163,12 @@ class _Builder(FunctionExpansion):
         return node
 
     def _own_attrs(self, nd: NodeDef, name: str, op: str, device: str,
-                   inputs: list[str]) -> Mapping[str, AttrValue]:
+                   inputs: list[str]) -> tuple[Mapping[str, AttrValue], tuple]:
         """``nd.attr`` (``name`` .. ``inputs``: ``nd``'s other fields) copied out of the
         parsed GraphDef (a value of its map keeps the whole message alive), one copy shared
-        by every node with the same attrs and never changed after the build. The key is
-        the attrs' wire bytes: ``nd`` serialized (fields in number order) past its fields
-        1-4, whose size the strings give."""
+        by every node with the same attrs and never changed after the build; and its typing
+        (see ``_typing``). The key is the attrs' wire bytes: ``nd`` serialized (fields in
+        number order) past its fields 1-4, whose size the strings give."""
         text = f"{name}{op}{device}{''.join(inputs)}"
         if text.isascii() and (len(text) < 128 or
                                max(len(name), len(op), len(device), *map(len, inputs)) < 128):
@@ -165,31 +178,52 @@ class _Builder(FunctionExpansion):
             strings = [s for s in (name, op, device) if s] + inputs
             skip = sum(1 + _varint_size(len(b)) + len(b) for b in map(str.encode, strings))
         key = nd.SerializeToString()[skip:]
-        hit = self._attr_maps.get(key)
+        records = self._records.get(op)
+        if records is None:
+            records = self._records[op] = {}
+        hit = records.get(key)
         if hit is None:
-            copy = self._attr_store.add()
-            copy.MergeFromString(key)
-            hit = copy.attr
+            hit = self._record(op, key)
             if len(key) <= 4096:        # (a large Const's tensor is not kept twice)
-                self._attr_maps[key] = hit
+                records[key] = hit
         return hit
 
-    def _add_node(self, node: Node, body: NodeDef | None = None) -> list[int] | None:
-        """Add ``node`` to the graph and type it; return its input dtypes (None: unknown).
-        (The graph is filled directly; ``finish`` tells it that it changed.) ``body``: the
-        function body NodeDef ``node`` was made from, typed once for every call."""
+    def _record(self, op: str, key: bytes) -> tuple[Mapping[str, AttrValue], tuple]:
+        """The attrs whose wire bytes are ``key`` (a copy shared across ops) and their
+        typing for ``op``."""
+        attrs = self._attr_maps.get(key)
+        if attrs is None:
+            copy = self._attr_store.add()
+            copy.MergeFromString(key)
+            attrs = copy.attr
+            if len(key) > 4096:
+                return attrs, self._typing(op, attrs)
+            self._attr_maps[key] = attrs
+        typed_key = (op, _without_class(key, attrs))
+        typed = self._typed.get(typed_key)
+        if typed is None:
+            typed = self._typed[typed_key] = self._typing(op, attrs)
+        return attrs, typed
+
+    def _typing(self, op: str, attrs: Mapping[str, AttrValue]) -> tuple:
+        """(op signature, input dtypes, output dtypes, stated output shapes) of an ``op``
+        node with ``attrs`` (None where unknown); the nodes that share it read it only."""
+        try:
+            info = self._infos[op]
+        except KeyError:
+            info = self._infos[op] = self.opdb.op(op)
+        shapes = (static_output_shapes(Node("", op, "", None, attrs))
+                  if "_output_shapes" in attrs or op in SHAPE_ATTR_OPS else None)
+        if info is None:
+            return None, None, None, shapes
+        return (*info.typing(attrs), shapes)
+
+    def _add_node(self, node: Node) -> list[int] | None:
+        """Add ``node`` (one the builder makes: _Arg, _Retval, NoOp) to the graph and type
+        it; return its input dtypes (None: unknown). (The graph is filled directly;
+        ``finish`` tells it that it changed.)"""
         self.graph.nodes[node.name] = node
-        if body is None or node.name in self.input_types:
-            return self._type_node(node)
-        typing = self._body_typing.get(id(body))
-        if typing is None:
-            types = self._type_node(node)
-            # (the NodeDef is kept: its id cannot be reused while the entry lives)
-            self._body_typing[id(body)] = (body, node.op_signature, types, node.output_dtypes,
-                                           node.output_shapes)
-            return types
-        _, node.op_signature, types, node.output_dtypes, node.output_shapes = typing
-        return types
+        return self._type_node(node)
 
     def _add_inputs(self, node: Node, inputs, resolve, types: list[int] | None = None):
         """Connect ``node`` to its ``inputs`` (``types``: its input dtypes)."""
@@ -358,6 +392,44 @@ def _varint_size(n: int) -> int:
     return (n.bit_length() + 6) // 7 or 1
 
 
+def _varint(n: int) -> bytes:
+    out = bytearray()
+    while n > 0x7F:
+        out.append(n & 0x7F | 0x80)
+        n >>= 7
+    out.append(n)
+    return bytes(out)
+
+
+_CLASS_ENTRY = b"\n\x06_class\x12"     # a map entry's key field ("_class"), value tag
+
+
+def _without_class(key: bytes, attrs: Mapping[str, AttrValue]) -> bytes:
+    """``key`` (NodeDef fields from the attr map's entries on, as wire bytes) without the
+    ``_class`` entry of ``attrs`` (the map they encode); ``key`` itself when the entry is
+    not found at an entry's start."""
+    if "_class" not in attrs:
+        return key
+    value = attrs["_class"].SerializeToString()
+    entry = _CLASS_ENTRY + _varint(len(value)) + value
+    entry = b"*" + _varint(len(entry)) + entry      # field 5 (attr), length-delimited
+    at = key.find(entry)
+    if at < 0:
+        return key
+    i = 0
+    while i < at:       # walk the entries before it: tag 5, length, bytes
+        if key[i] != 0x2A:
+            return key
+        i += 1
+        n = shift = 0
+        while key[i] & 0x80:
+            n |= (key[i] & 0x7F) << shift
+            shift += 7
+            i += 1
+        i += 1 + (n | key[i] << shift)
+    return key[:at] + key[at + len(entry):] if i == at else key
+
+
 def _top_resolve(ref: str):
     """An input of a top-level node: (source node, output slot, the input as written)."""
     if ref and ref[0] != "^" and ":" not in ref:    # the usual case: a node name
@@ -376,8 +448,10 @@ def build_graph(graph_def: GraphDef, *, name: str = "") -> BuildResult:
     check = validator.check
     for nd in graph_def.node:
         node_name, op, inputs = nd.name, nd.op, nd.input[:]
-        check(nd, node_name, op, inputs, add(nd, node_name, op, nd.device, inputs, "", "", "",
-                                             _top_resolve, ()))
+        if add(nd, node_name, op, nd.device, inputs, "", "", "", _top_resolve, ()) is None:
+            check(nd, node_name, op, inputs, None)
+        else:
+            check(nd, node_name, op, inputs, b.last[0])
     result = b.finish()
     checked = validator.result()
     if checked.findings:

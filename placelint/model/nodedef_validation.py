@@ -191,14 +191,15 @@ _UNSEEN = object()
 class NodeDefValidator:
     """``validate_graph_def`` node by node, for the graph builder, which hands each
     top-level NodeDef over as it reads it (its fields read once, nothing kept per node but
-    what the edge checks need) with the ``Node`` it made, whose op signature is reused."""
+    what the edge checks need) with the typing of the ``Node`` it made, whose op signature
+    is reused and which keys the verdicts."""
 
     def __init__(self, graph_def, opdb):
         self.graph_def, self.opdb = graph_def, opdb
         self.library = {f.signature.name for f in graph_def.library.function}
         self.memo: dict[tuple[str, tuple], _Verdict] = {}
-        # (op, id of a Node's attrs) -> its verdict (the graph keeps the attrs alive)
-        self.by_attrs: dict[tuple[str, int], _Verdict] = {}
+        # id of the builder's typing of a node -> (it, the node's verdict)
+        self.by_typed: dict[int, tuple[tuple, _Verdict]] = {}
         self.infos: dict = {}
         self.out_types: dict[str, list[int] | None] = {}   # None: unknown, or the node failed
         self.per_node: dict[str, Finding] = {}
@@ -219,9 +220,11 @@ class NodeDefValidator:
             verdict = self.memo[key] = _judge_attrs(nd, info)
         return verdict
 
-    def check(self, nd, name: str, op: str, inputs: list[str], node) -> None:
+    def check(self, nd, name: str, op: str, inputs: list[str], typed) -> None:
         """The checks of ``nd`` (``name``, ``op``, ``inputs``: its fields) that need no
-        other node; ``node``: the graph's ``Node`` made from it, or None."""
+        other node; ``typed``: the builder's typing of the node it made from ``nd`` (the op
+        signature first), one object for the nodes whose op and declared attrs are equal,
+        or None."""
         out_types, per_node = self.out_types, self.per_node
         if name in out_types:
             return                        # a duplicate name: PL005's
@@ -233,14 +236,15 @@ class NodeDefValidator:
         if info is None:
             out_types[name] = None        # unknown op (PL105) or a function call: unchecked
             return
-        if node is None:
+        if typed is None:
             verdict = self._verdict(nd, info, op, nd.attr, info.signature(nd.attr))
         else:
-            # the builder's copy of nd.attr, one object for the nodes with equal attrs
-            verdict = self.by_attrs.get((op, id(node.attrs)))
-            if verdict is None:
-                verdict = self.by_attrs[(op, id(node.attrs))] = self._verdict(
-                    nd, info, op, node.attrs, node.op_signature)
+            try:
+                verdict = self.by_typed[id(typed)][1]
+            except KeyError:
+                verdict = self._verdict(nd, info, op, nd.attr, typed[0])
+                # (the entry keeps ``typed`` alive: its id is not reused)
+                self.by_typed[id(typed)] = (typed, verdict)
         if verdict.kind is not None:
             per_node[name] = Finding(name, verdict.kind, verdict.template.replace("\0", name))
             out_types[name] = None
