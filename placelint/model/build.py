@@ -155,9 +155,7 @@ class _Builder(FunctionExpansion):
         nodes[name] = node
         if name in self.input_types:
             types = self.input_types[name]
-        self.last = (typed, False)
-        if inputs:
-            self._add_inputs(node, inputs, resolve, types)
+        self.last = (typed, not inputs or self._add_inputs(node, inputs, resolve, types))
         if op in CONTROL_FLOW_FUNCS:
             self._attach_bodies(nd, node, device, function, loop, resolve, stack)
         return node
@@ -225,26 +223,34 @@ class _Builder(FunctionExpansion):
         self.graph.nodes[node.name] = node
         return self._type_node(node)
 
-    def _add_inputs(self, node: Node, inputs, resolve, types: list[int] | None = None):
-        """Connect ``node`` to its ``inputs`` (``types``: its input dtypes)."""
+    def _add_inputs(self, node: Node, inputs, resolve, types: list[int] | None = None) -> bool:
+        """Connect ``node`` to its ``inputs`` (``types``: its input dtypes). Returns whether
+        each data input became an edge from a top-level node at once, with a dtype its
+        source's output agrees with (or either unknown): then the import-time validation
+        has nothing to check on them."""
         slot = 0
         seen_control = 0
         pending, name = self.pending, node.name
         nodes, alias, control_alias = self.graph.nodes, self.alias, self.control_alias
         connect = self._connect
         top_level = resolve is _top_resolve
+        clean = True
         for ref in inputs:
-            if top_level and ref and ref[0] != "^":     # _top_resolve's usual cases
-                if ":" not in ref:
-                    src, src_slot, text = ref, 0, ref
-                else:
-                    src, _, index = ref.rpartition(":")
-                    if src and index.isdigit() and index.isascii() and len(index) < 10:
-                        src_slot, text = int(index), ref
-                    else:
-                        src, src_slot, text = resolve(ref)
-            else:
+            if not top_level or not ref:
                 src, src_slot, text = resolve(ref)
+            elif ref[0] == "^":
+                if ":" not in ref and len(ref) > 1:     # _top_resolve's usual control case
+                    src, src_slot, text = ref[1:], -1, ref
+                else:
+                    src, src_slot, text = resolve(ref)
+            elif ":" not in ref:                        # ... and its usual data cases
+                src, src_slot, text = ref, 0, ref
+            else:
+                src, _, index = ref.rpartition(":")
+                if src and index.isdigit() and index.isascii() and len(index) < 10:
+                    src_slot, text = int(index), ref
+                else:
+                    src, src_slot, text = resolve(ref)
             if src_slot == -1:
                 seen_control = seen_control or 1
                 dst_slot = -1
@@ -267,35 +273,44 @@ class _Builder(FunctionExpansion):
             # made here goes from an older node to the newest one: forward (see finish).
             source = nodes.get(src) if direct and not pending else None
             if source is not None and source is not node:     # (a self-loop waits too)
-                connect(source, src_slot, node, dst_slot, types)
+                if not connect(source, src_slot, node, dst_slot, types) or source.function:
+                    clean = False
             else:
                 pending.append((src, src_slot, name, dst_slot, text))
                 if dst_slot >= 0:
                     self._pending_types[name] = types
+                    clean = False
+        return clean
 
     def _connect(self, source: Node, src_slot: int, dest: Node, dst_slot: int,
-                 types: list[int] | None) -> None:
+                 types: list[int] | None) -> bool:
         """The one way an edge is made: added to its two nodes and, for data, typed from
         the destination's input dtypes ``types`` (else its source's output dtypes); its
-        ``ref`` is true for a ref or ``DT_RESOURCE`` dtype."""
+        ``ref`` is true for a ref or ``DT_RESOURCE`` dtype. Returns False for a data edge
+        whose two dtypes are known and differ, or whose source lacks the output."""
         # the source's own name string (equal to the input's): later look-ups of
         # ``e.src`` in ``graph.nodes`` then match the key by identity
         if src_slot < 0:
             edge = Edge(source.name, src_slot, dest.name, dst_slot)
+            agree = True
         else:
             src_types = source.output_dtypes
-            if types is not None and dst_slot < len(types):
-                dtype = types[dst_slot]
-            elif src_types is not None and src_slot < len(src_types):
-                dtype = src_types[src_slot]
+            known = types is not None and dst_slot < len(types)
+            if src_types is not None and src_slot < len(src_types):
+                actual = src_types[src_slot]
+                dtype = types[dst_slot] if known else actual
+                agree = dtype == actual
             else:
-                dtype = None
+                dtype = types[dst_slot] if known else None
+                agree = src_types is None       # else: the source lacks the output
             edge = Edge(source.name, src_slot, dest.name, dst_slot, dtype,
                         dtype is not None and (dtype == DT_RESOURCE or dtype > REF_OFFSET))
-            if src_types is not None and src_slot >= len(src_types) and source.op != "_Arg":
+            if not agree and src_types is not None and src_slot >= len(src_types) \
+                    and source.op != "_Arg":
                 self._bad_inputs.setdefault(dest.name, []).append(edge)
         source.out_edges.append(edge)
         dest.in_edges.append(edge)
+        return agree
 
     # -- edges -------------------------------------------------------------------
     def finish(self) -> BuildResult:
@@ -449,9 +464,9 @@ def build_graph(graph_def: GraphDef, *, name: str = "") -> BuildResult:
     for nd in graph_def.node:
         node_name, op, inputs = nd.name, nd.op, nd.input[:]
         if add(nd, node_name, op, nd.device, inputs, "", "", "", _top_resolve, ()) is None:
-            check(nd, node_name, op, inputs, None)
+            check(nd, node_name, op, inputs, None, False)
         else:
-            check(nd, node_name, op, inputs, b.last[0])
+            check(nd, node_name, op, inputs, *b.last)
     result = b.finish()
     checked = validator.result()
     if checked.findings:

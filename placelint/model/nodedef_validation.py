@@ -220,11 +220,14 @@ class NodeDefValidator:
             verdict = self.memo[key] = _judge_attrs(nd, info)
         return verdict
 
-    def check(self, nd, name: str, op: str, inputs: list[str], typed) -> None:
+    def check(self, nd, name: str, op: str, inputs: list[str], typed,
+              typed_inputs: bool = False) -> None:
         """The checks of ``nd`` (``name``, ``op``, ``inputs``: its fields) that need no
         other node; ``typed``: the builder's typing of the node it made from ``nd`` (the op
         signature first), one object for the nodes whose op and declared attrs are equal,
-        or None."""
+        or None; ``typed_inputs``: the builder connected each data input to the top-level
+        node it names and found the two dtypes equal (or either unknown): no edge check
+        can fail."""
         out_types, per_node = self.out_types, self.per_node
         if name in out_types:
             return                        # a duplicate name: PL005's
@@ -264,7 +267,7 @@ class NodeDefValidator:
             out_types[name] = None
             return
         out_types[name] = verdict.out_types
-        if n_data:
+        if n_data and not typed_inputs:
             self._check_inputs(self.seq, name, op, in_types, inputs, 0, False)
         self.seq += 1
         if verdict.late_kind is not None:
