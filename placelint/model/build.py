@@ -90,15 +90,18 @@ class _Builder(FunctionExpansion):
         # function -> what expansion reads of it; (body NodeDef id, output arg) -> first slot
         self._function_bodies: dict[str, tuple] = {}
         self._arg_starts: dict[tuple[int, str], int | None] = {}
-        # a NodeDef's attrs as wire bytes -> the same attrs in a NodeDef of ``_attr_store``
-        # (one message: a message of its own costs ~2 KiB)
-        self._attr_maps: dict[bytes, Mapping[str, AttrValue]] = {}
-        self._attr_store = GraphDef().node
-        # op -> {attrs' wire bytes -> (the attrs' copy, its typing)}: one look-up per node
+        # op -> {a NodeDef's attrs as wire bytes -> (its node's attrs, their typing)}: one
+        # look-up per node
         self._records: dict[str, dict[bytes, tuple]] = {}
-        # (op, attrs' wire bytes but the ``_class`` entry) -> a typing: what the op database
-        # and the validation read of the attrs (``_class``, which makes most nodes of a
-        # training graph differ, is read by neither)
+        # The attrs of a node are a dict of shared AttrValues: those but ``_class`` (the
+        # colocation lists, which make most nodes of a training graph differ, and which
+        # neither the op database nor the validation read), one dict per value of the rest
+        # (its wire bytes -> it, parsed in a NodeDef of ``_attr_store``: one message, as a
+        # message of its own costs ~2 KiB); the ``_class`` values, one per value
+        self._bases: dict[bytes, dict[str, AttrValue]] = {}
+        self._attr_store = GraphDef().node
+        self._classes: dict[bytes, AttrValue] = {}
+        # (op, attrs' wire bytes but ``_class``) -> their typing (see ``_typing``)
         self._typed: dict[tuple[str, bytes], tuple] = {}
         # (op, id of a node's attrs) -> (OpInfo.typing's answer, stated output shapes, attrs),
         # for the nodes made here rather than from a NodeDef (_Arg, _Retval, NoOp)
@@ -163,10 +166,11 @@ class _Builder(FunctionExpansion):
     def _own_attrs(self, nd: NodeDef, name: str, op: str, device: str,
                    inputs: list[str]) -> tuple[Mapping[str, AttrValue], tuple]:
         """``nd.attr`` (``name`` .. ``inputs``: ``nd``'s other fields) copied out of the
-        parsed GraphDef (a value of its map keeps the whole message alive), one copy shared
-        by every node with the same attrs and never changed after the build; and its typing
-        (see ``_typing``). The key is the attrs' wire bytes: ``nd`` serialized (fields in
-        number order) past its fields 1-4, whose size the strings give."""
+        parsed GraphDef (a value of its map keeps the whole message alive) into a dict of
+        shared values (see ``_bases``), one dict shared by every node with the same attrs
+        and never changed after the build; and its typing (see ``_typing``). The key is the
+        attrs' wire bytes: ``nd`` serialized (fields in number order) past its fields 1-4,
+        whose size the strings give."""
         text = f"{name}{op}{device}{''.join(inputs)}"
         if text.isascii() and (len(text) < 128 or
                                max(len(name), len(op), len(device), *map(len, inputs)) < 128):
@@ -182,25 +186,33 @@ class _Builder(FunctionExpansion):
         hit = records.get(key)
         if hit is None:
             hit = self._record(op, key)
-            if len(key) <= 4096:        # (a large Const's tensor is not kept twice)
+            if len(key) <= 4096:
                 records[key] = hit
         return hit
 
-    def _record(self, op: str, key: bytes) -> tuple[Mapping[str, AttrValue], tuple]:
-        """The attrs whose wire bytes are ``key`` (a copy shared across ops) and their
-        typing for ``op``."""
-        attrs = self._attr_maps.get(key)
-        if attrs is None:
+    def _record(self, op: str, key: bytes) -> tuple[dict[str, AttrValue], tuple]:
+        """The attrs whose wire bytes are ``key`` and their typing for ``op``."""
+        base_key, class_value = _split_class(key)
+        kept = len(base_key) <= 4096    # (a large Const's tensor is not kept twice)
+        base = self._bases.get(base_key) if kept else None
+        if base is None:
             copy = self._attr_store.add()
-            copy.MergeFromString(key)
-            attrs = copy.attr
-            if len(key) > 4096:
-                return attrs, self._typing(op, attrs)
-            self._attr_maps[key] = attrs
-        typed_key = (op, _without_class(key, attrs))
-        typed = self._typed.get(typed_key)
+            copy.MergeFromString(base_key)
+            base = dict(copy.attr)
+            if kept:
+                self._bases[base_key] = base
+        if class_value is None:
+            attrs = base
+        else:
+            value = self._classes.get(class_value)
+            if value is None:
+                value = self._classes[class_value] = AttrValue.FromString(class_value)
+            attrs = {**base, "_class": value}
+        if not kept:
+            return attrs, self._typing(op, base)
+        typed = self._typed.get((op, base_key))
         if typed is None:
-            typed = self._typed[typed_key] = self._typing(op, attrs)
+            typed = self._typed[(op, base_key)] = self._typing(op, base)
         return attrs, typed
 
     def _typing(self, op: str, attrs: Mapping[str, AttrValue]) -> tuple:
@@ -407,42 +419,41 @@ def _varint_size(n: int) -> int:
     return (n.bit_length() + 6) // 7 or 1
 
 
-def _varint(n: int) -> bytes:
-    out = bytearray()
-    while n > 0x7F:
-        out.append(n & 0x7F | 0x80)
-        n >>= 7
-    out.append(n)
-    return bytes(out)
+_CLASS_KEY = b"\n\x06_class\x12"     # a map entry's key field ("_class"), its value's tag
 
 
-_CLASS_ENTRY = b"\n\x06_class\x12"     # a map entry's key field ("_class"), value tag
-
-
-def _without_class(key: bytes, attrs: Mapping[str, AttrValue]) -> bytes:
-    """``key`` (NodeDef fields from the attr map's entries on, as wire bytes) without the
-    ``_class`` entry of ``attrs`` (the map they encode); ``key`` itself when the entry is
-    not found at an entry's start."""
-    if "_class" not in attrs:
-        return key
-    value = attrs["_class"].SerializeToString()
-    entry = _CLASS_ENTRY + _varint(len(value)) + value
-    entry = b"*" + _varint(len(entry)) + entry      # field 5 (attr), length-delimited
-    at = key.find(entry)
-    if at < 0:
-        return key
+def _split_class(key: bytes) -> tuple[bytes, bytes | None]:
+    """``key`` (a NodeDef's wire bytes from its attr map's entries on: each a field 5,
+    its length, its key and value fields) without the ``_class`` entry, and that entry's
+    AttrValue bytes; (``key``, None) when it has none."""
+    at = key.find(_CLASS_KEY)
     i = 0
-    while i < at:       # walk the entries before it: tag 5, length, bytes
-        if key[i] != 0x2A:
-            return key
+    while at >= 0:
+        if i >= len(key) or key[i] != 0x2A:
+            return key, None
+        n, body = _read_varint(key, i + 1)
+        end = body + n
+        if body == at:
+            size, value = _read_varint(key, at + len(_CLASS_KEY))
+            if value + size != end:
+                return key, None
+            return key[:i] + key[end:], key[value:end]
+        if end > at:        # within another entry's bytes
+            at = key.find(_CLASS_KEY, end)
+        i = end
+    return key, None
+
+
+def _read_varint(data: bytes, i: int) -> tuple[int, int]:
+    """The varint at ``data[i]`` and the index past it."""
+    n = shift = 0
+    while True:
+        b = data[i]
+        n |= (b & 0x7F) << shift
         i += 1
-        n = shift = 0
-        while key[i] & 0x80:
-            n |= (key[i] & 0x7F) << shift
-            shift += 7
-            i += 1
-        i += 1 + (n | key[i] << shift)
-    return key[:at] + key[at + len(entry):] if i == at else key
+        if b < 0x80:
+            return n, i
+        shift += 7
 
 
 def _top_resolve(ref: str):
