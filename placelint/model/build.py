@@ -147,11 +147,34 @@ class _Builder(FunctionExpansion):
         except KeyError:
             spec = parse_device(device)
             self._devices[device] = (device, spec)
-        # every field positionally: no default factories to run
-        # a function body's node or a control-flow call has a name and device of its own
-        attrs, typed = (self._own_attrs(nd, nd.name, op, nd.device, inputs) if call_site else
-                        self._own_attrs(nd, name, op, device, inputs))
+        # ``nd.attr`` copied out of the parsed GraphDef (a value of its map keeps the whole
+        # message alive) into a dict of shared values (see ``_bases``), one dict shared by
+        # every node with the same attrs and never changed after the build, and its typing
+        # (see ``_typing``). The key is the attrs' wire bytes: ``nd`` serialized (fields in
+        # number order) past its fields 1-4, whose size the strings give (a function
+        # body's node or a control-flow call has a name and device of its own).
+        nd_name, nd_device = (nd.name, nd.device) if call_site else (name, device)
+        text = f"{nd_name}{op}{nd_device}{''.join(inputs)}"
+        if text.isascii() and (len(text) < 128 or max(len(nd_name), len(op), len(nd_device),
+                                                      *map(len, inputs)) < 128):
+            # each field: tag, 1-byte length, bytes (an empty name, op or device: none)
+            skip = len(text) + 2 * ((nd_name != "") + (op != "") + (nd_device != "")
+                                    + len(inputs))
+        else:
+            strings = [s for s in (nd_name, op, nd_device) if s] + inputs
+            skip = sum(1 + _varint_size(len(b)) + len(b) for b in map(str.encode, strings))
+        key = nd.SerializeToString()[skip:]
+        records = self._records.get(op)
+        if records is None:
+            records = self._records[op] = {}
+        record = records.get(key)
+        if record is None:
+            record = self._record(op, key)
+            if len(key) <= 4096:
+                records[key] = record
+        attrs, typed = record
         signature, types, out_types, shapes = typed
+        # every field positionally: no default factories to run
         node = Node(name, op, device, spec, attrs, [], [], out_types, shapes, function, call_site,
                     loop, None, None, signature,
                     bool(call_site) and call_site in self._soft_calls)
@@ -162,33 +185,6 @@ class _Builder(FunctionExpansion):
         if op in CONTROL_FLOW_FUNCS:
             self._attach_bodies(nd, node, device, function, loop, resolve, stack)
         return node
-
-    def _own_attrs(self, nd: NodeDef, name: str, op: str, device: str,
-                   inputs: list[str]) -> tuple[Mapping[str, AttrValue], tuple]:
-        """``nd.attr`` (``name`` .. ``inputs``: ``nd``'s other fields) copied out of the
-        parsed GraphDef (a value of its map keeps the whole message alive) into a dict of
-        shared values (see ``_bases``), one dict shared by every node with the same attrs
-        and never changed after the build; and its typing (see ``_typing``). The key is the
-        attrs' wire bytes: ``nd`` serialized (fields in number order) past its fields 1-4,
-        whose size the strings give."""
-        text = f"{name}{op}{device}{''.join(inputs)}"
-        if text.isascii() and (len(text) < 128 or
-                               max(len(name), len(op), len(device), *map(len, inputs)) < 128):
-            # each field: tag, 1-byte length, bytes (an empty name, op or device: none)
-            skip = len(text) + 2 * ((name != "") + (op != "") + (device != "") + len(inputs))
-        else:
-            strings = [s for s in (name, op, device) if s] + inputs
-            skip = sum(1 + _varint_size(len(b)) + len(b) for b in map(str.encode, strings))
-        key = nd.SerializeToString()[skip:]
-        records = self._records.get(op)
-        if records is None:
-            records = self._records[op] = {}
-        hit = records.get(key)
-        if hit is None:
-            hit = self._record(op, key)
-            if len(key) <= 4096:
-                records[key] = hit
-        return hit
 
     def _record(self, op: str, key: bytes) -> tuple[dict[str, AttrValue], tuple]:
         """The attrs whose wire bytes are ``key`` and their typing for ``op``."""
@@ -431,7 +427,11 @@ def _split_class(key: bytes) -> tuple[bytes, bytes | None]:
     while at >= 0:
         if i >= len(key) or key[i] != 0x2A:
             return key, None
-        n, body = _read_varint(key, i + 1)
+        n = key[i + 1]
+        if n < 0x80:
+            body = i + 2
+        else:
+            n, body = _read_varint(key, i + 1)
         end = body + n
         if body == at:
             size, value = _read_varint(key, at + len(_CLASS_KEY))
