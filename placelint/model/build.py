@@ -106,9 +106,9 @@ class _Builder(FunctionExpansion):
         # (op, id of a node's attrs) -> (OpInfo.typing's answer, stated output shapes, attrs),
         # for the nodes made here rather than from a NodeDef (_Arg, _Retval, NoOp)
         self._typings: dict[tuple[str, int], tuple] = {}
-        #: the typing record and whether every data input was typed without a mismatch,
-        #: of the node ``add`` made last (for the import-time validation)
-        self.last: tuple = (None, False)
+        #: the typing of the node ``add`` made last and ``_add_inputs``' answer for it (for
+        #: the import-time validation)
+        self.last: tuple = (None, -1)
 
     # -- nodes -------------------------------------------------------------------
     def add_nodedef(self, nd: NodeDef, name: str, device: str, function: str, call_site: str,
@@ -181,7 +181,7 @@ class _Builder(FunctionExpansion):
         nodes[name] = node
         if name in self.input_types:
             types = self.input_types[name]
-        self.last = (typed, not inputs or self._add_inputs(node, inputs, resolve, types))
+        self.last = (typed, self._add_inputs(node, inputs, resolve, types) if inputs else 0)
         if op in CONTROL_FLOW_FUNCS:
             self._attach_bodies(nd, node, device, function, loop, resolve, stack)
         return node
@@ -231,11 +231,11 @@ class _Builder(FunctionExpansion):
         self.graph.nodes[node.name] = node
         return self._type_node(node)
 
-    def _add_inputs(self, node: Node, inputs, resolve, types: list[int] | None = None) -> bool:
-        """Connect ``node`` to its ``inputs`` (``types``: its input dtypes). Returns whether
-        each data input became an edge from a top-level node at once, with a dtype its
-        source's output agrees with (or either unknown): then the import-time validation
-        has nothing to check on them."""
+    def _add_inputs(self, node: Node, inputs, resolve, types: list[int] | None = None) -> int:
+        """Connect ``node`` to its ``inputs`` (``types``: its input dtypes). Returns the
+        number of data inputs when each became an edge from a top-level node at once, with
+        a dtype its source's output agrees with (or either unknown): then the import-time
+        validation has nothing to check on them; else -1."""
         slot = 0
         seen_control = 0
         pending, name = self.pending, node.name
@@ -288,7 +288,7 @@ class _Builder(FunctionExpansion):
                 if dst_slot >= 0:
                     self._pending_types[name] = types
                     clean = False
-        return clean
+        return slot if clean else -1
 
     def _connect(self, source: Node, src_slot: int, dest: Node, dst_slot: int,
                  types: list[int] | None) -> bool:
@@ -469,15 +469,18 @@ def build_graph(graph_def: GraphDef, *, name: str = "") -> BuildResult:
     b = _Builder(graph_def, name)
 
     add = b.add
-    # each top-level NodeDef's fields are read once, for the builder and the validation
-    validator = NodeDefValidator(graph_def, b.opdb)
-    check = validator.check
+    # each top-level NodeDef's fields are read once, for the builder and the validation,
+    # which skips the nodes that pass (see NodeDefValidator.passes)
+    validator = NodeDefValidator(graph_def, b.opdb, b.graph.nodes)
+    check, passes = validator.check, validator.passes
     for nd in graph_def.node:
         node_name, op, inputs = nd.name, nd.op, nd.input[:]
         if add(nd, node_name, op, nd.device, inputs, "", "", "", _top_resolve, ()) is None:
-            check(nd, node_name, op, inputs, None, False)
+            check(nd, node_name, op, inputs, None)
         else:
-            check(nd, node_name, op, inputs, *b.last)
+            typed, n_data = b.last
+            if passes.get(id(typed)) != n_data:
+                check(nd, node_name, op, inputs, typed, n_data >= 0)
     result = b.finish()
     checked = validator.result()
     if checked.findings:

@@ -192,10 +192,19 @@ class NodeDefValidator:
     """``validate_graph_def`` node by node, for the graph builder, which hands each
     top-level NodeDef over as it reads it (its fields read once, nothing kept per node but
     what the edge checks need) with the typing of the ``Node`` it made, whose op signature
-    is reused and which keys the verdicts."""
+    is reused and which keys the verdicts; or does not hand it over when ``passes`` says
+    that it passes (see there).
 
-    def __init__(self, graph_def, opdb):
+    ``nodes``: the builder's graph, where a top-level node that passed unchecked is found
+    (its output dtypes are its verdict's)."""
+
+    def __init__(self, graph_def, opdb, nodes=None):
         self.graph_def, self.opdb = graph_def, opdb
+        self.nodes = {} if nodes is None else nodes
+        #: id of a typing -> the number of data inputs with which a node of that typing
+        #: passes, when the builder connected each to the top-level node it names with
+        #: equal dtypes (or either unknown): its verdict passes and no edge check can fail
+        self.passes: dict[int, int] = {}
         self.library = {f.signature.name for f in graph_def.library.function}
         self.memo: dict[tuple[str, tuple], _Verdict] = {}
         # id of the builder's typing of a node -> (it, the node's verdict)
@@ -231,6 +240,8 @@ class NodeDefValidator:
         out_types, per_node = self.out_types, self.per_node
         if name in out_types:
             return                        # a duplicate name: PL005's
+        if typed is None and self._passed(name) is not _UNSEEN:
+            return                        # ... of a node that passed unchecked
         infos = self.infos
         try:
             info = infos[op]
@@ -248,6 +259,9 @@ class NodeDefValidator:
                 verdict = self._verdict(nd, info, op, nd.attr, typed[0])
                 # (the entry keeps ``typed`` alive: its id is not reused)
                 self.by_typed[id(typed)] = (typed, verdict)
+                if verdict.kind is None and verdict.in_types is not None \
+                        and verdict.late_kind is None:
+                    self.passes[id(typed)] = len(verdict.in_types)
         if verdict.kind is not None:
             per_node[name] = Finding(name, verdict.kind, verdict.template.replace("\0", name))
             out_types[name] = None
@@ -288,6 +302,8 @@ class NodeDefValidator:
             else:
                 src, src_slot = ref, 0
             src_types = out_types.get(src, _UNSEEN)
+            if src_types is _UNSEEN:
+                src_types = self._passed(src)
             if src_types is _UNSEEN and not final:
                 self.deferred.append((seq, name, op, in_types, inputs, slot))
                 return
@@ -307,6 +323,15 @@ class NodeDefValidator:
                 name, INPUT_TYPE, _edge_message(name, slot, src, src_slot, expected, actual),
                 [src])))
             return
+
+    def _passed(self, name: str):
+        """The output dtypes of the top-level node ``name`` that passed unchecked (see
+        ``passes``); else ``_UNSEEN``. (The builder's top-level nodes are those of no
+        function and no call site.)"""
+        node = self.nodes.get(name)
+        if node is None or node.function or node.call_site:
+            return _UNSEEN
+        return node.output_dtypes
 
     def result(self) -> Validation:
         """The edge checks, then every finding in TensorFlow's order."""
