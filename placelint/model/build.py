@@ -22,6 +22,7 @@ from ..dtypes import DT_RESOURCE, REF_OFFSET
 from ..humanize import list_names
 from ..opdb import OpInfo, get_opdb
 from ..proto import AttrValue, GraphDef, NodeDef
+from .attr_wire import split_class, varint_size
 from .devices import DeviceSpec, parse_device
 from .expand import CALL_ARG_ATTR, CONTROL_FLOW_FUNCS, FunctionExpansion
 from .graph import Edge, Graph, Node
@@ -162,7 +163,7 @@ class _Builder(FunctionExpansion):
                                     + len(inputs))
         else:
             strings = [s for s in (nd_name, op, nd_device) if s] + inputs
-            skip = sum(1 + _varint_size(len(b)) + len(b) for b in map(str.encode, strings))
+            skip = sum(1 + varint_size(len(b)) + len(b) for b in map(str.encode, strings))
         key = nd.SerializeToString()[skip:]
         records = self._records.get(op)
         if records is None:
@@ -188,7 +189,7 @@ class _Builder(FunctionExpansion):
 
     def _record(self, op: str, key: bytes) -> tuple[dict[str, AttrValue], tuple]:
         """The attrs whose wire bytes are ``key`` and their typing for ``op``."""
-        base_key, class_value = _split_class(key)
+        base_key, class_value = split_class(key)
         kept = len(base_key) <= 4096    # (a large Const's tensor is not kept twice)
         base = self._bases.get(base_key) if kept else None
         if base is None:
@@ -409,51 +410,6 @@ class _Builder(FunctionExpansion):
 def _quoted(texts: list[str], limit: int = 5) -> str:
     return list_names([f"'{t}'" for t in texts], limit=limit)
 
-
-
-def _varint_size(n: int) -> int:
-    return (n.bit_length() + 6) // 7 or 1
-
-
-_CLASS_KEY = b"\n\x06_class\x12"     # a map entry's key field ("_class"), its value's tag
-
-
-def _split_class(key: bytes) -> tuple[bytes, bytes | None]:
-    """``key`` (a NodeDef's wire bytes from its attr map's entries on: each a field 5,
-    its length, its key and value fields) without the ``_class`` entry, and that entry's
-    AttrValue bytes; (``key``, None) when it has none."""
-    at = key.find(_CLASS_KEY)
-    i = 0
-    while at >= 0:
-        if i >= len(key) or key[i] != 0x2A:
-            return key, None
-        n = key[i + 1]
-        if n < 0x80:
-            body = i + 2
-        else:
-            n, body = _read_varint(key, i + 1)
-        end = body + n
-        if body == at:
-            size, value = _read_varint(key, at + len(_CLASS_KEY))
-            if value + size != end:
-                return key, None
-            return key[:i] + key[end:], key[value:end]
-        if end > at:        # within another entry's bytes
-            at = key.find(_CLASS_KEY, end)
-        i = end
-    return key, None
-
-
-def _read_varint(data: bytes, i: int) -> tuple[int, int]:
-    """The varint at ``data[i]`` and the index past it."""
-    n = shift = 0
-    while True:
-        b = data[i]
-        n |= (b & 0x7F) << shift
-        i += 1
-        if b < 0x80:
-            return n, i
-        shift += 7
 
 
 def _top_resolve(ref: str):

@@ -34,8 +34,6 @@ nodes fail.
 
 from __future__ import annotations
 
-import heapq
-import re
 from dataclasses import dataclass, field
 
 from .. import dtypes as _dt
@@ -44,6 +42,7 @@ from ..diagnostics import Diagnostic
 from .attr_validation import (attr_value_has_type, dtype_string, missing_order, shape_text,
                               op_summary, shape_error, validate_attr_value, value_case)
 from .function_validation import called_functions, check_function
+from .import_order import split_input, tf_order
 from .ops import NEXT_ITERATION, NODEDEF_MERGE, PARTITIONED_CALL
 
 #: causes (``Finding.kind``)
@@ -100,22 +99,6 @@ _FIX = {
     SHAPE: "write every dimension as a size >= 0 or -1 (unknown), and no dimensions with "
            "unknown_rank.",
 }
-
-
-# --------------------------------------------------------------------------- inputs
-
-
-_INPUT = re.compile(r"^(.*):(\d+)$")
-
-
-def _split_input(ref: str) -> tuple[str, int]:
-    """``name:k`` -> (name, k); ``name`` -> (name, 0); ``^name`` -> (name, -1)."""
-    if ref.startswith("^"):
-        return ref[1:], -1
-    if ":" not in ref:
-        return ref, 0
-    m = _INPUT.match(ref)
-    return (m.group(1), int(m.group(2))) if m else (ref, -2)
 
 
 # --------------------------------------------------------------------------- the pass
@@ -298,7 +281,7 @@ class NodeDefValidator:
             if ref[:1] == "^":
                 return
             if ":" in ref:
-                src, src_slot = _split_input(ref)
+                src, src_slot = split_input(ref)
             else:
                 src, src_slot = ref, 0
             src_types = out_types.get(src, _UNSEEN)
@@ -347,7 +330,7 @@ class NodeDefValidator:
             if name not in per_node:
                 per_node[name] = Finding(name, verdict.late_kind,
                                          verdict.late_template.replace("\0", name))
-        ordered = _tf_order(graph_def, per_node) if len(per_node) > 1 else list(per_node.values())
+        ordered = tf_order(graph_def, per_node) if len(per_node) > 1 else list(per_node.values())
         if library:
             ordered.extend(_function_findings(graph_def, opdb, library))
         for name, slot, src, src_slot, expected, actual in back:
@@ -469,49 +452,3 @@ def _check_output_shapes(value, n_out: int, verdict: _Verdict) -> None:
             verdict.late_template = (f"Node '\0 has an invalid {OUTPUT_SHAPES} attribute "
                                      f"(shape #{i} error:'{err}'")
             return
-
-
-def _tf_order(graph_def, per_node: dict[str, Finding]) -> list[Finding]:
-    """The findings in GraphConstructor::Convert's order: ready nodes by GraphDef index
-    (a NextIteration -> Merge edge does not hold its Merge back)."""
-    nds = []
-    index: dict[str, int] = {}
-    for nd in graph_def.node:
-        if nd.name not in index:
-            index[nd.name] = len(nds)
-            nds.append(nd)
-    next_iteration = {nd.name for nd in nds if nd.op in NEXT_ITERATION}
-    pending = [0] * len(nds)
-    outputs: list[list[int]] = [[] for _ in nds]
-    for k, nd in enumerate(nds):
-        controls = 0
-        loop = False
-        for ref in nd.input:
-            if ref[:1] == "^":
-                controls += 1
-                src = ref[1:]
-            else:
-                src = _split_input(ref)[0]
-                loop = loop or src in next_iteration
-            j = index.get(src)
-            if j is not None:
-                outputs[j].append(k)
-        pending[k] = controls + 1 if nd.op in NODEDEF_MERGE and loop else len(nd.input)
-    ready = [k for k, count in enumerate(pending) if count == 0]
-    heapq.heapify(ready)
-    order: list[Finding] = []
-    while ready:
-        k = heapq.heappop(ready)
-        name = nds[k].name
-        if name in per_node:
-            order.append(per_node[name])
-        is_next = name in next_iteration
-        for o in outputs[k]:
-            if is_next and nds[o].op in NODEDEF_MERGE:
-                continue
-            pending[o] -= 1
-            if pending[o] == 0:
-                heapq.heappush(ready, o)
-    seen = {f.node for f in order}
-    order.extend(f for n, f in per_node.items() if n not in seen)   # in cycles: graph order
-    return order
