@@ -360,7 +360,8 @@ class _Builder(FunctionExpansion):
         self.graph.changed()
         if forward:
             self.graph.note_edges_point_forward()
-        self.diags.extend(validate(self.graph))
+        # (every op a node was added with went through ``_ops``, or is _Arg, _Retval, NoOp)
+        self.diags.extend(validate(self.graph, self._ops.keys() | {"_Arg", "_Retval", "NoOp"}))
         return BuildResult(self.graph, self.diags, self.alias, self.control_alias)
 
     def _type_node(self, node: Node) -> list[int] | None:
