@@ -201,13 +201,17 @@ def test_the_builder_skips_passing_nodes_and_finds_what_the_one_pass_finds():
       node { name: "later" op: "Identity" input: "x" attr { key: "T" value { type: DT_FLOAT } } }
       node { name: "two" op: "Identity" input: "x" input: "x"
              attr { key: "T" value { type: DT_FLOAT } } }
+      node { name: "v" op: "VariableV2" attr { key: "dtype" value { type: DT_FLOAT } }
+             attr { key: "shape" value { shape { } } } }
+      node { name: "read" op: "Identity" input: "v" attr { key: "T" value { type: DT_FLOAT } } }
+      node { name: "rbad" op: "Identity" input: "v" attr { key: "T" value { type: DT_INT32 } } }
     """
     alone = [(f.node, f.kind, f.message) for f in _findings(text)]
     assert [(n, k) for n, k, _ in alone] == [("bad", "input-type"), ("late", "input-type"),
-                                             ("two", "input-count")]
+                                             ("two", "input-count"), ("rbad", "input-type")]
     result = build_graph(_text_graph(text))
     pl007 = [(d.node, d.message) for d in result.diagnostics if d.code == "PL007"]
-    assert [n for n, _ in pl007] == ["bad", "late", "two"]
+    assert [n for n, _ in pl007] == ["bad", "late", "two", "rbad"]
     assert all(m in d for (_, _, m), (_, d) in zip(alone, pl007))
     assert result.graph.invalid_nodes == {"bad": "input-type", "late": "input-type",
-                                          "two": "input-count"}
+                                          "two": "input-count", "rbad": "input-type"}

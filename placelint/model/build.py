@@ -235,8 +235,8 @@ class _Builder(FunctionExpansion):
     def _add_inputs(self, node: Node, inputs, resolve, types: list[int] | None = None) -> int:
         """Connect ``node`` to its ``inputs`` (``types``: its input dtypes). Returns the
         number of data inputs when each became an edge from a top-level node at once, with
-        a dtype its source's output agrees with (or either unknown): then the import-time
-        validation has nothing to check on them; else -1."""
+        a dtype compatible with its source's output (or either unknown): then the
+        import-time validation has nothing to check on them; else -1."""
         slot = 0
         seen_control = 0
         pending, name = self.pending, node.name
@@ -296,7 +296,8 @@ class _Builder(FunctionExpansion):
         """The one way an edge is made: added to its two nodes and, for data, typed from
         the destination's input dtypes ``types`` (else its source's output dtypes); its
         ``ref`` is true for a ref or ``DT_RESOURCE`` dtype. Returns False for a data edge
-        whose two dtypes are known and differ, or whose source lacks the output."""
+        whose two dtypes are known and not compatible (as the import-time validation
+        checks them), or whose source lacks the output."""
         # the source's own name string (equal to the input's): later look-ups of
         # ``e.src`` in ``graph.nodes`` then match the key by identity
         if src_slot < 0:
@@ -308,14 +309,16 @@ class _Builder(FunctionExpansion):
             if src_types is not None and src_slot < len(src_types):
                 actual = src_types[src_slot]
                 dtype = types[dst_slot] if known else actual
-                agree = dtype == actual
+                # TypesCompatible: equal, or a ref output feeding an input of its base type
+                agree = dtype == actual or (actual > REF_OFFSET and dtype == actual - REF_OFFSET)
+                lacking = False
             else:
                 dtype = types[dst_slot] if known else None
-                agree = src_types is None       # else: the source lacks the output
+                lacking = src_types is not None         # the source lacks the output
+                agree = not lacking
             edge = Edge(source.name, src_slot, dest.name, dst_slot, dtype,
                         dtype is not None and (dtype == DT_RESOURCE or dtype > REF_OFFSET))
-            if not agree and src_types is not None and src_slot >= len(src_types) \
-                    and source.op != "_Arg":
+            if lacking and source.op != "_Arg":
                 self._bad_inputs.setdefault(dest.name, []).append(edge)
         source.out_edges.append(edge)
         dest.in_edges.append(edge)
