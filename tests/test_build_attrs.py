@@ -50,3 +50,33 @@ def test_the_attrs_are_copies():
     gd.node[0].attr["shape"].shape.dim[0].size = 5
     assert g.nodes["a"].attrs["dtype"].type == 1
     assert [d.size for d in g.nodes["a"].attrs["shape"].shape.dim] == [3]
+
+
+def test_nodes_differing_in_class_share_the_other_values_and_their_typing():
+    """``_class`` (colocation) is set apart: the rest of the attrs is one dict of values
+    per distinct rest, typed once; each ``_class`` value is one object. A string attr
+    whose bytes hold a ``_class`` entry is not taken for one."""
+    gd = GraphDef()
+    gd.node.add(name="x", op="Placeholder").attr["dtype"].type = 1
+    fake = AttrValue()
+    fake.list.s.append(b"loc:@x")
+    fake_entry = b"\n\x06_class\x12" + bytes([len(fake.SerializeToString())]) + \
+        fake.SerializeToString()
+    for name, cls in [("i1", b"loc:@x"), ("i2", b"loc:@y"), ("i3", b"loc:@x"), ("i4", None)]:
+        nd = gd.node.add(name=name, op="Identity", input=["x"])
+        nd.attr["T"].type = 1
+        if cls is not None:
+            nd.attr["_class"].list.s.append(cls)
+    s = gd.node.add(name="s", op="Const")
+    s.attr["dtype"].type = 7
+    s.attr["value"].tensor.dtype = 7
+    s.attr["value"].tensor.string_val.append(b"*" + bytes([len(fake_entry)]) + fake_entry)
+    g = build_graph(gd).graph
+    i1, i2, i3, i4 = (g.nodes[n] for n in ("i1", "i2", "i3", "i4"))
+    assert i1.attrs["T"] is i2.attrs["T"] is i4.attrs["T"]
+    assert i1.attrs["_class"] is i3.attrs["_class"]
+    assert list(i2.attrs["_class"].list.s) == [b"loc:@y"]
+    assert "_class" not in i4.attrs
+    assert i1.op_signature is i2.op_signature is i4.op_signature
+    assert sorted(g.nodes["s"].attrs) == ["dtype", "value"]
+    assert g.nodes["s"].attrs["value"] == s.attr["value"]

@@ -180,3 +180,38 @@ node { name: "bad" op: "Identity" input: "x"
        attr { key: "_class" value { list { s: "loc:@x" } } } }
 """)
     assert [(f.node, f.kind) for f in findings] == [("bad", "missing-attr")]
+
+
+def test_the_builder_skips_passing_nodes_and_finds_what_the_one_pass_finds():
+    """``build_graph`` hands the validation only the nodes that may fail (the others pass
+    by their typing and edges): the findings are the standalone pass's, including an
+    edge from a node that passed unchecked, a duplicate of one (not checked again), and
+    an input from a node defined later."""
+    from placelint.model.build import build_graph
+
+    text = """
+      node { name: "x" op: "Placeholder" attr { key: "dtype" value { type: DT_FLOAT } } }
+      node { name: "i1" op: "Identity" input: "x" attr { key: "T" value { type: DT_FLOAT } }
+             attr { key: "_class" value { list { s: "loc:@x" } } } }
+      node { name: "i2" op: "Identity" input: "i1" attr { key: "T" value { type: DT_FLOAT } } }
+      node { name: "bad" op: "Identity" input: "i2" attr { key: "T" value { type: DT_INT32 } } }
+      node { name: "i1" op: "Identity" input: "x" attr { key: "T" value { type: DT_INT64 } } }
+      node { name: "i2" op: "Identity" input: "x" attr { key: "T" value { type: DT_INT64 } } }
+      node { name: "late" op: "Identity" input: "later" attr { key: "T" value { type: DT_INT32 } } }
+      node { name: "later" op: "Identity" input: "x" attr { key: "T" value { type: DT_FLOAT } } }
+      node { name: "two" op: "Identity" input: "x" input: "x"
+             attr { key: "T" value { type: DT_FLOAT } } }
+      node { name: "v" op: "VariableV2" attr { key: "dtype" value { type: DT_FLOAT } }
+             attr { key: "shape" value { shape { } } } }
+      node { name: "read" op: "Identity" input: "v" attr { key: "T" value { type: DT_FLOAT } } }
+      node { name: "rbad" op: "Identity" input: "v" attr { key: "T" value { type: DT_INT32 } } }
+    """
+    alone = [(f.node, f.kind, f.message) for f in _findings(text)]
+    assert [(n, k) for n, k, _ in alone] == [("bad", "input-type"), ("late", "input-type"),
+                                             ("two", "input-count"), ("rbad", "input-type")]
+    result = build_graph(_text_graph(text))
+    pl007 = [(d.node, d.message) for d in result.diagnostics if d.code == "PL007"]
+    assert [n for n, _ in pl007] == ["bad", "late", "two", "rbad"]
+    assert all(m in d for (_, _, m), (_, d) in zip(alone, pl007))
+    assert result.graph.invalid_nodes == {"bad": "input-type", "late": "input-type",
+                                          "two": "input-count", "rbad": "input-type"}

@@ -22,6 +22,7 @@ from ..dtypes import DT_RESOURCE, REF_OFFSET
 from ..humanize import list_names
 from ..opdb import OpInfo, get_opdb
 from ..proto import AttrValue, GraphDef, NodeDef
+from .attr_wire import split_class, varint_size
 from .devices import DeviceSpec, parse_device
 from .expand import CALL_ARG_ATTR, CONTROL_FLOW_FUNCS, FunctionExpansion
 from .graph import Edge, Graph, Node
@@ -90,14 +91,25 @@ class _Builder(FunctionExpansion):
         # function -> what expansion reads of it; (body NodeDef id, output arg) -> first slot
         self._function_bodies: dict[str, tuple] = {}
         self._arg_starts: dict[tuple[int, str], int | None] = {}
-        # body NodeDef id -> (it, op signature, input, output dtypes, output shapes)
-        self._body_typing: dict[int, tuple] = {}
-        # a NodeDef's attrs as wire bytes -> the same attrs in a NodeDef of ``_attr_store``
-        # (one message: a message of its own costs ~2 KiB)
-        self._attr_maps: dict[bytes, Mapping[str, AttrValue]] = {}
+        # op -> {a NodeDef's attrs as wire bytes -> (its node's attrs, their typing)}: one
+        # look-up per node
+        self._records: dict[str, dict[bytes, tuple]] = {}
+        # The attrs of a node are a dict of shared AttrValues: those but ``_class`` (the
+        # colocation lists, which make most nodes of a training graph differ, and which
+        # neither the op database nor the validation read), one dict per value of the rest
+        # (its wire bytes -> it, parsed in a NodeDef of ``_attr_store``: one message, as a
+        # message of its own costs ~2 KiB); the ``_class`` values, one per value
+        self._bases: dict[bytes, dict[str, AttrValue]] = {}
         self._attr_store = GraphDef().node
-        # (op, id of a node's attrs) -> (OpInfo.typing's answer, stated output shapes, attrs)
+        self._classes: dict[bytes, AttrValue] = {}
+        # (op, attrs' wire bytes but ``_class``) -> their typing (see ``_typing``)
+        self._typed: dict[tuple[str, bytes], tuple] = {}
+        # (op, id of a node's attrs) -> (OpInfo.typing's answer, stated output shapes, attrs),
+        # for the nodes made here rather than from a NodeDef (_Arg, _Retval, NoOp)
         self._typings: dict[tuple[str, int], tuple] = {}
+        #: the typing of the node ``add`` made last and ``_add_inputs``' answer for it (for
+        #: the import-time validation)
+        self.last: tuple = (None, -1)
 
     # -- nodes -------------------------------------------------------------------
     def add_nodedef(self, nd: NodeDef, name: str, device: str, function: str, call_site: str,
@@ -136,81 +148,118 @@ class _Builder(FunctionExpansion):
         except KeyError:
             spec = parse_device(device)
             self._devices[device] = (device, spec)
+        # ``nd.attr`` copied out of the parsed GraphDef (a value of its map keeps the whole
+        # message alive) into a dict of shared values (see ``_bases``), one dict shared by
+        # every node with the same attrs and never changed after the build, and its typing
+        # (see ``_typing``). The key is the attrs' wire bytes: ``nd`` serialized (fields in
+        # number order) past its fields 1-4, whose size the strings give (a function
+        # body's node or a control-flow call has a name and device of its own).
+        nd_name, nd_device = (nd.name, nd.device) if call_site else (name, device)
+        text = f"{nd_name}{op}{nd_device}{''.join(inputs)}"
+        if text.isascii() and (len(text) < 128 or max(len(nd_name), len(op), len(nd_device),
+                                                      *map(len, inputs)) < 128):
+            # each field: tag, 1-byte length, bytes (an empty name, op or device: none)
+            skip = len(text) + 2 * ((nd_name != "") + (op != "") + (nd_device != "")
+                                    + len(inputs))
+        else:
+            strings = [s for s in (nd_name, op, nd_device) if s] + inputs
+            skip = sum(1 + varint_size(len(b)) + len(b) for b in map(str.encode, strings))
+        key = nd.SerializeToString()[skip:]
+        records = self._records.get(op)
+        if records is None:
+            records = self._records[op] = {}
+        record = records.get(key)
+        if record is None:
+            record = self._record(op, key)
+            if len(key) <= 4096:
+                records[key] = record
+        attrs, typed = record
+        signature, types, out_types, shapes = typed
         # every field positionally: no default factories to run
-        # a function body's node or a control-flow call has a name and device of its own
-        attrs = (self._own_attrs(nd, nd.name, op, nd.device, inputs) if call_site else
-                 self._own_attrs(nd, name, op, device, inputs))
-        node = Node(name, op, device, spec, attrs, [], [], None, None, function, call_site,
-                    loop, None, None, None, bool(call_site) and call_site in self._soft_calls)
-        types = self._add_node(node, nd if function else None)
-        if inputs:
-            self._add_inputs(node, inputs, resolve, types)
+        node = Node(name, op, device, spec, attrs, [], [], out_types, shapes, function, call_site,
+                    loop, None, None, signature,
+                    bool(call_site) and call_site in self._soft_calls)
+        nodes[name] = node
+        if name in self.input_types:
+            types = self.input_types[name]
+        self.last = (typed, self._add_inputs(node, inputs, resolve, types) if inputs else 0)
         if op in CONTROL_FLOW_FUNCS:
             self._attach_bodies(nd, node, device, function, loop, resolve, stack)
         return node
 
-    def _own_attrs(self, nd: NodeDef, name: str, op: str, device: str,
-                   inputs: list[str]) -> Mapping[str, AttrValue]:
-        """``nd.attr`` (``name`` .. ``inputs``: ``nd``'s other fields) copied out of the
-        parsed GraphDef (a value of its map keeps the whole message alive), one copy shared
-        by every node with the same attrs and never changed after the build. The key is
-        the attrs' wire bytes: ``nd`` serialized (fields in number order) past its fields
-        1-4, whose size the strings give."""
-        text = f"{name}{op}{device}{''.join(inputs)}"
-        if text.isascii() and (len(text) < 128 or
-                               max(len(name), len(op), len(device), *map(len, inputs)) < 128):
-            # each field: tag, 1-byte length, bytes (an empty name, op or device: none)
-            skip = len(text) + 2 * ((name != "") + (op != "") + (device != "") + len(inputs))
-        else:
-            strings = [s for s in (name, op, device) if s] + inputs
-            skip = sum(1 + _varint_size(len(b)) + len(b) for b in map(str.encode, strings))
-        key = nd.SerializeToString()[skip:]
-        hit = self._attr_maps.get(key)
-        if hit is None:
+    def _record(self, op: str, key: bytes) -> tuple[dict[str, AttrValue], tuple]:
+        """The attrs whose wire bytes are ``key`` and their typing for ``op``."""
+        base_key, class_value = split_class(key)
+        kept = len(base_key) <= 4096    # (a large Const's tensor is not kept twice)
+        base = self._bases.get(base_key) if kept else None
+        if base is None:
             copy = self._attr_store.add()
-            copy.MergeFromString(key)
-            hit = copy.attr
-            if len(key) <= 4096:        # (a large Const's tensor is not kept twice)
-                self._attr_maps[key] = hit
-        return hit
+            copy.MergeFromString(base_key)
+            base = dict(copy.attr)
+            if kept:
+                self._bases[base_key] = base
+        if class_value is None:
+            attrs = base
+        else:
+            value = self._classes.get(class_value)
+            if value is None:
+                value = self._classes[class_value] = AttrValue.FromString(class_value)
+            attrs = {**base, "_class": value}
+        if not kept:
+            return attrs, self._typing(op, base)
+        typed = self._typed.get((op, base_key))
+        if typed is None:
+            typed = self._typed[(op, base_key)] = self._typing(op, base)
+        return attrs, typed
 
-    def _add_node(self, node: Node, body: NodeDef | None = None) -> list[int] | None:
-        """Add ``node`` to the graph and type it; return its input dtypes (None: unknown).
-        (The graph is filled directly; ``finish`` tells it that it changed.) ``body``: the
-        function body NodeDef ``node`` was made from, typed once for every call."""
+    def _typing(self, op: str, attrs: Mapping[str, AttrValue]) -> tuple:
+        """(op signature, input dtypes, output dtypes, stated output shapes) of an ``op``
+        node with ``attrs`` (None where unknown); the nodes that share it read it only."""
+        try:
+            info = self._infos[op]
+        except KeyError:
+            info = self._infos[op] = self.opdb.op(op)
+        shapes = (static_output_shapes(Node("", op, "", None, attrs))
+                  if "_output_shapes" in attrs or op in SHAPE_ATTR_OPS else None)
+        if info is None:
+            return None, None, None, shapes
+        return (*info.typing(attrs), shapes)
+
+    def _add_node(self, node: Node) -> list[int] | None:
+        """Add ``node`` (one the builder makes: _Arg, _Retval, NoOp) to the graph and type
+        it; return its input dtypes (None: unknown). (The graph is filled directly;
+        ``finish`` tells it that it changed.)"""
         self.graph.nodes[node.name] = node
-        if body is None or node.name in self.input_types:
-            return self._type_node(node)
-        typing = self._body_typing.get(id(body))
-        if typing is None:
-            types = self._type_node(node)
-            # (the NodeDef is kept: its id cannot be reused while the entry lives)
-            self._body_typing[id(body)] = (body, node.op_signature, types, node.output_dtypes,
-                                           node.output_shapes)
-            return types
-        _, node.op_signature, types, node.output_dtypes, node.output_shapes = typing
-        return types
+        return self._type_node(node)
 
-    def _add_inputs(self, node: Node, inputs, resolve, types: list[int] | None = None):
-        """Connect ``node`` to its ``inputs`` (``types``: its input dtypes)."""
+    def _add_inputs(self, node: Node, inputs, resolve, types: list[int] | None = None) -> int:
+        """Connect ``node`` to its ``inputs`` (``types``: its input dtypes). Returns the
+        number of data inputs when each became an edge from a top-level node at once, with
+        a dtype compatible with its source's output (or either unknown): then the
+        import-time validation has nothing to check on them; else -1."""
         slot = 0
         seen_control = 0
         pending, name = self.pending, node.name
         nodes, alias, control_alias = self.graph.nodes, self.alias, self.control_alias
         connect = self._connect
         top_level = resolve is _top_resolve
+        clean = True
         for ref in inputs:
-            if top_level and ref and ref[0] != "^":     # _top_resolve's usual cases
-                if ":" not in ref:
-                    src, src_slot, text = ref, 0, ref
-                else:
-                    src, _, index = ref.rpartition(":")
-                    if src and index.isdigit() and index.isascii() and len(index) < 10:
-                        src_slot, text = int(index), ref
-                    else:
-                        src, src_slot, text = resolve(ref)
-            else:
+            if not top_level or not ref:
                 src, src_slot, text = resolve(ref)
+            elif ref[0] == "^":
+                if ":" not in ref and len(ref) > 1:     # _top_resolve's usual control case
+                    src, src_slot, text = ref[1:], -1, ref
+                else:
+                    src, src_slot, text = resolve(ref)
+            elif ":" not in ref:                        # ... and its usual data cases
+                src, src_slot, text = ref, 0, ref
+            else:
+                src, _, index = ref.rpartition(":")
+                if src and index.isdigit() and index.isascii() and len(index) < 10:
+                    src_slot, text = int(index), ref
+                else:
+                    src, src_slot, text = resolve(ref)
             if src_slot == -1:
                 seen_control = seen_control or 1
                 dst_slot = -1
@@ -233,35 +282,47 @@ class _Builder(FunctionExpansion):
             # made here goes from an older node to the newest one: forward (see finish).
             source = nodes.get(src) if direct and not pending else None
             if source is not None and source is not node:     # (a self-loop waits too)
-                connect(source, src_slot, node, dst_slot, types)
+                if not connect(source, src_slot, node, dst_slot, types) or source.function:
+                    clean = False
             else:
                 pending.append((src, src_slot, name, dst_slot, text))
                 if dst_slot >= 0:
                     self._pending_types[name] = types
+                    clean = False
+        return slot if clean else -1
 
     def _connect(self, source: Node, src_slot: int, dest: Node, dst_slot: int,
-                 types: list[int] | None) -> None:
+                 types: list[int] | None) -> bool:
         """The one way an edge is made: added to its two nodes and, for data, typed from
         the destination's input dtypes ``types`` (else its source's output dtypes); its
-        ``ref`` is true for a ref or ``DT_RESOURCE`` dtype."""
+        ``ref`` is true for a ref or ``DT_RESOURCE`` dtype. Returns False for a data edge
+        whose two dtypes are known and not compatible (as the import-time validation
+        checks them), or whose source lacks the output."""
         # the source's own name string (equal to the input's): later look-ups of
         # ``e.src`` in ``graph.nodes`` then match the key by identity
         if src_slot < 0:
             edge = Edge(source.name, src_slot, dest.name, dst_slot)
+            agree = True
         else:
             src_types = source.output_dtypes
-            if types is not None and dst_slot < len(types):
-                dtype = types[dst_slot]
-            elif src_types is not None and src_slot < len(src_types):
-                dtype = src_types[src_slot]
+            known = types is not None and dst_slot < len(types)
+            if src_types is not None and src_slot < len(src_types):
+                actual = src_types[src_slot]
+                dtype = types[dst_slot] if known else actual
+                # TypesCompatible: equal, or a ref output feeding an input of its base type
+                agree = dtype == actual or (actual > REF_OFFSET and dtype == actual - REF_OFFSET)
+                lacking = False
             else:
-                dtype = None
+                dtype = types[dst_slot] if known else None
+                lacking = src_types is not None         # the source lacks the output
+                agree = not lacking
             edge = Edge(source.name, src_slot, dest.name, dst_slot, dtype,
                         dtype is not None and (dtype == DT_RESOURCE or dtype > REF_OFFSET))
-            if src_types is not None and src_slot >= len(src_types) and source.op != "_Arg":
+            if lacking and source.op != "_Arg":
                 self._bad_inputs.setdefault(dest.name, []).append(edge)
         source.out_edges.append(edge)
         dest.in_edges.append(edge)
+        return agree
 
     # -- edges -------------------------------------------------------------------
     def finish(self) -> BuildResult:
@@ -302,7 +363,8 @@ class _Builder(FunctionExpansion):
         self.graph.changed()
         if forward:
             self.graph.note_edges_point_forward()
-        self.diags.extend(validate(self.graph))
+        # (every op a node was added with went through ``_ops``, or is _Arg, _Retval, NoOp)
+        self.diags.extend(validate(self.graph, self._ops.keys() | {"_Arg", "_Retval", "NoOp"}))
         return BuildResult(self.graph, self.diags, self.alias, self.control_alias)
 
     def _type_node(self, node: Node) -> list[int] | None:
@@ -354,10 +416,6 @@ def _quoted(texts: list[str], limit: int = 5) -> str:
 
 
 
-def _varint_size(n: int) -> int:
-    return (n.bit_length() + 6) // 7 or 1
-
-
 def _top_resolve(ref: str):
     """An input of a top-level node: (source node, output slot, the input as written)."""
     if ref and ref[0] != "^" and ":" not in ref:    # the usual case: a node name
@@ -371,13 +429,18 @@ def build_graph(graph_def: GraphDef, *, name: str = "") -> BuildResult:
     b = _Builder(graph_def, name)
 
     add = b.add
-    # each top-level NodeDef's fields are read once, for the builder and the validation
-    validator = NodeDefValidator(graph_def, b.opdb)
-    check = validator.check
+    # each top-level NodeDef's fields are read once, for the builder and the validation,
+    # which skips the nodes that pass (see NodeDefValidator.passes)
+    validator = NodeDefValidator(graph_def, b.opdb, b.graph.nodes)
+    check, passes = validator.check, validator.passes
     for nd in graph_def.node:
         node_name, op, inputs = nd.name, nd.op, nd.input[:]
-        check(nd, node_name, op, inputs, add(nd, node_name, op, nd.device, inputs, "", "", "",
-                                             _top_resolve, ()))
+        if add(nd, node_name, op, nd.device, inputs, "", "", "", _top_resolve, ()) is None:
+            check(nd, node_name, op, inputs, None)
+        else:
+            typed, n_data = b.last
+            if passes.get(id(typed)) != n_data:
+                check(nd, node_name, op, inputs, typed, n_data >= 0)
     result = b.finish()
     checked = validator.result()
     if checked.findings:

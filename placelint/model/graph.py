@@ -56,7 +56,7 @@ class Node:
     op: str
     device: str = ""                      #: requested device, as written in the model
     spec: DeviceSpec | None = None        #: parsed requested device; None if malformed
-    attrs: Mapping[str, Any] = field(default_factory=dict)  #: NodeDef.attr (AttrValue protos)
+    attrs: Mapping[str, Any] = field(default_factory=dict)  #: NodeDef.attr: name -> AttrValue
     in_edges: list[Edge] = field(default_factory=list)     #: data edges by slot, then control
     out_edges: list[Edge] = field(default_factory=list)
     output_dtypes: list[int] | None = None

@@ -34,8 +34,6 @@ nodes fail.
 
 from __future__ import annotations
 
-import heapq
-import re
 from dataclasses import dataclass, field
 
 from .. import dtypes as _dt
@@ -44,6 +42,7 @@ from ..diagnostics import Diagnostic
 from .attr_validation import (attr_value_has_type, dtype_string, missing_order, shape_text,
                               op_summary, shape_error, validate_attr_value, value_case)
 from .function_validation import called_functions, check_function
+from .import_order import split_input, tf_order
 from .ops import NEXT_ITERATION, NODEDEF_MERGE, PARTITIONED_CALL
 
 #: causes (``Finding.kind``)
@@ -100,22 +99,6 @@ _FIX = {
     SHAPE: "write every dimension as a size >= 0 or -1 (unknown), and no dimensions with "
            "unknown_rank.",
 }
-
-
-# --------------------------------------------------------------------------- inputs
-
-
-_INPUT = re.compile(r"^(.*):(\d+)$")
-
-
-def _split_input(ref: str) -> tuple[str, int]:
-    """``name:k`` -> (name, k); ``name`` -> (name, 0); ``^name`` -> (name, -1)."""
-    if ref.startswith("^"):
-        return ref[1:], -1
-    if ":" not in ref:
-        return ref, 0
-    m = _INPUT.match(ref)
-    return (m.group(1), int(m.group(2))) if m else (ref, -2)
 
 
 # --------------------------------------------------------------------------- the pass
@@ -191,14 +174,24 @@ _UNSEEN = object()
 class NodeDefValidator:
     """``validate_graph_def`` node by node, for the graph builder, which hands each
     top-level NodeDef over as it reads it (its fields read once, nothing kept per node but
-    what the edge checks need) with the ``Node`` it made, whose op signature is reused."""
+    what the edge checks need) with the typing of the ``Node`` it made, whose op signature
+    is reused and which keys the verdicts; or does not hand it over when ``passes`` says
+    that it passes (see there).
 
-    def __init__(self, graph_def, opdb):
+    ``nodes``: the builder's graph, where a top-level node that passed unchecked is found
+    (its output dtypes are its verdict's)."""
+
+    def __init__(self, graph_def, opdb, nodes=None):
         self.graph_def, self.opdb = graph_def, opdb
+        self.nodes = {} if nodes is None else nodes
+        #: id of a typing -> the number of data inputs with which a node of that typing
+        #: passes, when the builder connected each to the top-level node it names with
+        #: equal dtypes (or either unknown): its verdict passes and no edge check can fail
+        self.passes: dict[int, int] = {}
         self.library = {f.signature.name for f in graph_def.library.function}
         self.memo: dict[tuple[str, tuple], _Verdict] = {}
-        # (op, id of a Node's attrs) -> its verdict (the graph keeps the attrs alive)
-        self.by_attrs: dict[tuple[str, int], _Verdict] = {}
+        # id of the builder's typing of a node -> (it, the node's verdict)
+        self.by_typed: dict[int, tuple[tuple, _Verdict]] = {}
         self.infos: dict = {}
         self.out_types: dict[str, list[int] | None] = {}   # None: unknown, or the node failed
         self.per_node: dict[str, Finding] = {}
@@ -219,12 +212,19 @@ class NodeDefValidator:
             verdict = self.memo[key] = _judge_attrs(nd, info)
         return verdict
 
-    def check(self, nd, name: str, op: str, inputs: list[str], node) -> None:
+    def check(self, nd, name: str, op: str, inputs: list[str], typed,
+              typed_inputs: bool = False) -> None:
         """The checks of ``nd`` (``name``, ``op``, ``inputs``: its fields) that need no
-        other node; ``node``: the graph's ``Node`` made from it, or None."""
+        other node; ``typed``: the builder's typing of the node it made from ``nd`` (the op
+        signature first), one object for the nodes whose op and declared attrs are equal,
+        or None; ``typed_inputs``: the builder connected each data input to the top-level
+        node it names and found the two dtypes equal (or either unknown): no edge check
+        can fail."""
         out_types, per_node = self.out_types, self.per_node
         if name in out_types:
             return                        # a duplicate name: PL005's
+        if typed is None and self._passed(name) is not _UNSEEN:
+            return                        # ... of a node that passed unchecked
         infos = self.infos
         try:
             info = infos[op]
@@ -233,14 +233,18 @@ class NodeDefValidator:
         if info is None:
             out_types[name] = None        # unknown op (PL105) or a function call: unchecked
             return
-        if node is None:
+        if typed is None:
             verdict = self._verdict(nd, info, op, nd.attr, info.signature(nd.attr))
         else:
-            # the builder's copy of nd.attr, one object for the nodes with equal attrs
-            verdict = self.by_attrs.get((op, id(node.attrs)))
-            if verdict is None:
-                verdict = self.by_attrs[(op, id(node.attrs))] = self._verdict(
-                    nd, info, op, node.attrs, node.op_signature)
+            try:
+                verdict = self.by_typed[id(typed)][1]
+            except KeyError:
+                verdict = self._verdict(nd, info, op, nd.attr, typed[0])
+                # (the entry keeps ``typed`` alive: its id is not reused)
+                self.by_typed[id(typed)] = (typed, verdict)
+                if verdict.kind is None and verdict.in_types is not None \
+                        and verdict.late_kind is None:
+                    self.passes[id(typed)] = len(verdict.in_types)
         if verdict.kind is not None:
             per_node[name] = Finding(name, verdict.kind, verdict.template.replace("\0", name))
             out_types[name] = None
@@ -260,7 +264,7 @@ class NodeDefValidator:
             out_types[name] = None
             return
         out_types[name] = verdict.out_types
-        if n_data:
+        if n_data and not typed_inputs:
             self._check_inputs(self.seq, name, op, in_types, inputs, 0, False)
         self.seq += 1
         if verdict.late_kind is not None:
@@ -277,10 +281,12 @@ class NodeDefValidator:
             if ref[:1] == "^":
                 return
             if ":" in ref:
-                src, src_slot = _split_input(ref)
+                src, src_slot = split_input(ref)
             else:
                 src, src_slot = ref, 0
             src_types = out_types.get(src, _UNSEEN)
+            if src_types is _UNSEEN:
+                src_types = self._passed(src)
             if src_types is _UNSEEN and not final:
                 self.deferred.append((seq, name, op, in_types, inputs, slot))
                 return
@@ -301,6 +307,15 @@ class NodeDefValidator:
                 [src])))
             return
 
+    def _passed(self, name: str):
+        """The output dtypes of the top-level node ``name`` that passed unchecked (see
+        ``passes``); else ``_UNSEEN``. (The builder's top-level nodes are those of no
+        function and no call site.)"""
+        node = self.nodes.get(name)
+        if node is None or node.function or node.call_site:
+            return _UNSEEN
+        return node.output_dtypes
+
     def result(self) -> Validation:
         """The edge checks, then every finding in TensorFlow's order."""
         graph_def, opdb, library = self.graph_def, self.opdb, self.library
@@ -315,7 +330,7 @@ class NodeDefValidator:
             if name not in per_node:
                 per_node[name] = Finding(name, verdict.late_kind,
                                          verdict.late_template.replace("\0", name))
-        ordered = _tf_order(graph_def, per_node) if len(per_node) > 1 else list(per_node.values())
+        ordered = tf_order(graph_def, per_node) if len(per_node) > 1 else list(per_node.values())
         if library:
             ordered.extend(_function_findings(graph_def, opdb, library))
         for name, slot, src, src_slot, expected, actual in back:
@@ -437,49 +452,3 @@ def _check_output_shapes(value, n_out: int, verdict: _Verdict) -> None:
             verdict.late_template = (f"Node '\0 has an invalid {OUTPUT_SHAPES} attribute "
                                      f"(shape #{i} error:'{err}'")
             return
-
-
-def _tf_order(graph_def, per_node: dict[str, Finding]) -> list[Finding]:
-    """The findings in GraphConstructor::Convert's order: ready nodes by GraphDef index
-    (a NextIteration -> Merge edge does not hold its Merge back)."""
-    nds = []
-    index: dict[str, int] = {}
-    for nd in graph_def.node:
-        if nd.name not in index:
-            index[nd.name] = len(nds)
-            nds.append(nd)
-    next_iteration = {nd.name for nd in nds if nd.op in NEXT_ITERATION}
-    pending = [0] * len(nds)
-    outputs: list[list[int]] = [[] for _ in nds]
-    for k, nd in enumerate(nds):
-        controls = 0
-        loop = False
-        for ref in nd.input:
-            if ref[:1] == "^":
-                controls += 1
-                src = ref[1:]
-            else:
-                src = _split_input(ref)[0]
-                loop = loop or src in next_iteration
-            j = index.get(src)
-            if j is not None:
-                outputs[j].append(k)
-        pending[k] = controls + 1 if nd.op in NODEDEF_MERGE and loop else len(nd.input)
-    ready = [k for k, count in enumerate(pending) if count == 0]
-    heapq.heapify(ready)
-    order: list[Finding] = []
-    while ready:
-        k = heapq.heappop(ready)
-        name = nds[k].name
-        if name in per_node:
-            order.append(per_node[name])
-        is_next = name in next_iteration
-        for o in outputs[k]:
-            if is_next and nds[o].op in NODEDEF_MERGE:
-                continue
-            pending[o] -= 1
-            if pending[o] == 0:
-                heapq.heappush(ready, o)
-    seen = {f.node for f in order}
-    order.extend(f for n, f in per_node.items() if n not in seen)   # in cycles: graph order
-    return order

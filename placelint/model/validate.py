@@ -28,11 +28,13 @@ def _diag(message: str, node: str | None, related=()) -> Diagnostic:
     return InvalidGraph.diag(message, node=node, related=related)
 
 
-def validate(graph: Graph) -> list[Diagnostic]:
-    """Check ``graph`` in place: report what TF refuses and break illegal cycles."""
+def validate(graph: Graph, ops=None) -> list[Diagnostic]:
+    """Check ``graph`` in place: report what TF refuses and break illegal cycles.
+    ``ops``: every op of the graph (a superset will do), when the caller knows them (else
+    read from the nodes)."""
     diags = []
     diags.extend(check_cycles(graph))
-    diags.extend(check_frames(graph))
+    diags.extend(check_frames(graph, ops))
     return diags
 
 
@@ -150,9 +152,10 @@ def check_cycles(graph: Graph) -> list[Diagnostic]:
 
 
 # -- while-loop frames --------------------------------------------------------------
-def check_frames(graph: Graph) -> list[Diagnostic]:
+def check_frames(graph: Graph, ops=None) -> list[Diagnostic]:
+    """Every ``Exit`` node is inside a while loop (``ops``: see ``validate``)."""
     nodes = graph.nodes
-    if {n.op for n in nodes.values()}.isdisjoint(EXIT):
+    if EXIT.isdisjoint({n.op for n in nodes.values()} if ops is None else ops):
         return []
     depth: dict[str, int] = {}
     queue: deque[str] = deque()
