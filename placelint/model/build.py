@@ -34,8 +34,10 @@ from .validate import validate
 
 __all__ = ["BuildResult", "CALL_ARG_ATTR", "build_graph", "parse_input"]
 
-#: Expansion stops (with a diagnostic) beyond this many nodes: a library whose functions
-#: call each other many times over can blow up exponentially (~17 s per million nodes).
+#: Expansion stops (with a diagnostic) once function bodies have added this many nodes to
+#: the GraphDef's own: a library whose functions call each other many times over can blow
+#: up exponentially (~17 s per million nodes). The GraphDef's own nodes are never cut: the
+#: 2 GiB protobuf limit bounds them.
 MAX_EXPANDED_NODES = 1_000_000
 
 
@@ -75,6 +77,8 @@ class _Builder(FunctionExpansion):
         # node -> its input dtypes (as _type_node found them), for nodes with a pending edge
         self._pending_types: dict[str, list[int] | None] = {}
         self.budget_exhausted = False
+        # the graph's size at which expansion stops: room for every top-level node
+        self.node_budget = len(graph_def.node) + MAX_EXPANDED_NODES
         self.depth_exceeded = False
         self._duplicates: set[str] = set()
         # expanded body node name -> its NodeDef (to resolve ``node:out_arg:idx`` inputs)
@@ -131,12 +135,13 @@ class _Builder(FunctionExpansion):
                 f"name is analysed (TensorFlow: \"Node '{name}' is not "
                 "unique\")", node=name))
             return
-        if len(nodes) >= MAX_EXPANDED_NODES:
+        if len(nodes) >= self.node_budget:
             if not self.budget_exhausted:
                 self.budget_exhausted = True
                 self.diags.append(UnsupportedFormat.diag(
-                    f"function expansion stopped at {MAX_EXPANDED_NODES} nodes; "
-                    "the rest of the model is not analysed", node=name))
+                    f"function expansion stopped at {self.node_budget} nodes (the graph's "
+                    f"{self.node_budget - MAX_EXPANDED_NODES} and {MAX_EXPANDED_NODES} from "
+                    "function bodies); the rest of the model is not analysed", node=name))
             return
         op = self._ops.setdefault(op, op)
         if op in PARTITIONED_CALL or op in self.library:
