@@ -20,7 +20,7 @@ from ..model.devices import Device, DeviceSet, DeviceSpec, MergeError
 from ..model.graph import Graph, Node
 from ..model.ops import FUNCTION_IO
 from ..opdb import get_opdb
-from .colocation_joins import class_joins, ref_edges
+from .colocation_joins import class_joins, ref_edges, without_data_input
 from .device_candidates import DeviceCandidates, Supported
 from .group_state import EMPTY, State, ensure, merge_specs, merge_supported, ref_check
 from .placer_events import PlacementResult, PlacerEvent, PlacerEventKind, placer_facts
@@ -28,9 +28,8 @@ from .processing_order import ordered
 
 #: What ``_generator`` says of a node without data inputs and with one output.
 _GENERATOR, _RESOURCE, _BOTH = "generator", "resource", "both"
-#: The nodes' fields that decide their first state, and their in-edges
+#: The nodes' fields that decide their first state
 _MEMBER_KEY = attrgetter("op", "op_signature", "device", "soft")
-_IN_EDGES = attrgetter("in_edges")
 
 class ColocationGraph(DeviceCandidates):
     """The union-find of the nodes (flat lists by processing position) with each group's
@@ -127,14 +126,19 @@ class ColocationGraph(DeviceCandidates):
         self.state = state = list(map(base.__getitem__, keys))
         generators: list[int] = []
         resource_states: dict[int, State] = {}
-        for i, ins in enumerate(map(_IN_EDGES, order)):
-            if ins and ins[0].src_slot >= 0:    # (data edges first: the usual answer)
-                continue
+        kinds: dict[tuple, str | None] = {}     # (op, output dtypes) -> ``_generator``
+        for i in without_data_input(self.graph):
             st = state[i]
             if st is None:
                 continue
             node = order[i]
-            kind = self._generator(node, infos[keys[i]])
+            od = node.output_dtypes
+            if od is None:
+                kind = self._generator(node, infos[keys[i]])
+            else:       # (what ``_generator`` reads of a node without data inputs)
+                kind = kinds.get((node.op, *od), 0)
+                if kind == 0:
+                    kind = kinds[(node.op, *od)] = self._generator(node, infos[keys[i]])
             if kind:
                 if kind != _RESOURCE:
                     generators.append(i)

@@ -56,6 +56,22 @@ def ref_edges(graph: Graph, exempt: set[str]) -> list[tuple[int, int, bool]]:
     return list(zip(s_at.tolist(), d_list, body))
 
 
+def without_data_input(graph: Graph) -> list[int]:
+    """The processing positions of the nodes without a data in-edge, in order (from the
+    shared edge index)."""
+    ge = graph_edges(graph)
+    n = len(graph.nodes)
+    has_data = np.zeros(n, dtype=bool)
+    has_data[ge.dst[ge.src_slot >= 0]] = True
+    idx = ordered(graph)[1]
+    if idx is not graph.positions():
+        by_position = np.zeros(n, dtype=bool)
+        by_position[np.fromiter(map(idx.__getitem__, graph.nodes), dtype=np.int64,
+                                count=n)] = has_data
+        has_data = by_position
+    return np.flatnonzero(~has_data).tolist()
+
+
 def class_joins(graph: Graph) -> tuple[list[int], list[int], list[int], list[str]]:
     """``ColocateAllNodes``'s unions, in visit order: the positions of the nodes that join a
     group another node started, the position of that group's first node (the union's other
