@@ -66,3 +66,17 @@ def test_ref_edges_follow_processing_order_when_the_graph_lists_consumers_first(
     result = place(g, DeviceSet.parse("CPU=2"))
     assert result.device["set_w"] == result.device["w"] == "/job:localhost/replica:0/task:0/device:CPU:1"
     assert result.device["set_v"] == result.device["v"] == "/job:localhost/replica:0/task:0/device:CPU:0"
+
+
+def test_processing_order_takes_the_first_ready_node_of_the_graphdef() -> None:
+    from placelint.analyses.processing_order import ordered
+
+    # b waits for a, listed after it; the loop's Merge waits for x alone (its back edge
+    # from nx aside), listed last
+    g = graph(op("b", "NoOp", ["^a"]),
+              op("c", "NoOp"), op("m", "Merge", ["x", "nx"], N=2), op("nx", "NextIteration", ["m"]),
+              op("a", "NoOp"), op("x", "Const", dtype=Type(FLOAT),
+                                  value=AttrValue(tensor={"dtype": FLOAT})))
+    order, idx = ordered(g)
+    assert [n.name for n in order] == ["c", "a", "b", "x", "m", "nx"]
+    assert idx == {"c": 0, "a": 1, "b": 2, "x": 3, "m": 4, "nx": 5}
