@@ -33,3 +33,50 @@ def test_each_failing_group_names_its_own_members_in_graph_order() -> None:
     assert result.members("a2") == ["a1", "a2", "v"]
     assert result.members("w") == ["b1", "b2", "w"]
     assert result.members("free") == ["free"]
+
+
+def test_group_of_is_a_mapping_of_the_grouped_nodes_to_their_roots() -> None:
+    g = graph(_with("v", "a1"), _with("v", "a2"), op("free", "NoOp"), _variable("v", ""))
+    result = place(g, DeviceSet.parse("CPU=2"))
+    # a2 joins a1's group first (equal ranks: a2 becomes the root), then v joins it
+    assert dict(result.group_of) == {"a1": "a2", "a2": "a2", "v": "a2"}
+    assert list(result.group_of) == ["a1", "a2", "v"]       # processing order
+    assert len(result.group_of) == 3
+    assert result.group_of.get("free", "free") == "free" and "free" not in result.group_of
+    assert result.group_of["v"] == "a2" and result.group_of.get("nowhere") is None
+    assert result.members("free") == ["free"]
+    assert result.members("v") == ["a1", "a2", "v"]
+
+
+def test_ref_edges_follow_processing_order_when_the_graph_lists_consumers_first() -> None:
+    from placelint.analyses.colocation_joins import ref_edges
+    from placelint.analyses.processing_order import ordered
+
+    init = op("init", "Const", dtype=Type(FLOAT), value=AttrValue(tensor={"dtype": FLOAT}))
+    # graph order lists set_v first; TF processes w, set_w before v, set_v
+    g = graph(op("set_v", "Assign", ["v", "init"]), op("set_w", "Assign", ["w", "init"]),
+              init, _variable("w", "/device:CPU:1"), _variable("v", "/device:CPU:0"))
+    order, idx = ordered(g)
+    assert [n.name for n in order] != list(g.nodes)     # (the case under test)
+    expected = [(idx[e.src], idx[n.name], False) for n in order for e in n.in_edges
+                if e.ref and e.src_slot >= 0]
+    assert ref_edges(g, set()) == expected
+    assert [(order[s].name, order[d].name) for s, d, _ in expected] == [("w", "set_w"),
+                                                                        ("v", "set_v")]
+    result = place(g, DeviceSet.parse("CPU=2"))
+    assert result.device["set_w"] == result.device["w"] == "/job:localhost/replica:0/task:0/device:CPU:1"
+    assert result.device["set_v"] == result.device["v"] == "/job:localhost/replica:0/task:0/device:CPU:0"
+
+
+def test_processing_order_takes_the_first_ready_node_of_the_graphdef() -> None:
+    from placelint.analyses.processing_order import ordered
+
+    # b waits for a, listed after it; the loop's Merge waits for x alone (its back edge
+    # from nx aside), listed last
+    g = graph(op("b", "NoOp", ["^a"]),
+              op("c", "NoOp"), op("m", "Merge", ["x", "nx"], N=2), op("nx", "NextIteration", ["m"]),
+              op("a", "NoOp"), op("x", "Const", dtype=Type(FLOAT),
+                                  value=AttrValue(tensor={"dtype": FLOAT})))
+    order, idx = ordered(g)
+    assert [n.name for n in order] == ["c", "a", "b", "x", "m", "nx"]
+    assert idx == {"c": 0, "a": 1, "b": 2, "x": 3, "m": 4, "nx": 5}

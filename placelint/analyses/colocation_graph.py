@@ -15,15 +15,12 @@ from __future__ import annotations
 
 from operator import attrgetter
 
-import numpy as np
-
-from ..dtypes import DT_RESOURCE, DT_VARIANT, is_ref
-from ..model.expand import CALL_ARG_ATTR
+from ..dtypes import DT_RESOURCE, is_ref
 from ..model.devices import Device, DeviceSet, DeviceSpec, MergeError
 from ..model.graph import Graph, Node
 from ..model.ops import FUNCTION_IO
 from ..opdb import get_opdb
-from ..proto import AttrValue
+from .colocation_joins import class_joins, ref_edges, without_data_input
 from .device_candidates import DeviceCandidates, Supported
 from .group_state import EMPTY, State, ensure, merge_specs, merge_supported, ref_check
 from .placer_events import PlacementResult, PlacerEvent, PlacerEventKind, placer_facts
@@ -31,9 +28,8 @@ from .processing_order import ordered
 
 #: What ``_generator`` says of a node without data inputs and with one output.
 _GENERATOR, _RESOURCE, _BOTH = "generator", "resource", "both"
-#: The nodes' fields that decide their first state, and their in-edges
+#: The nodes' fields that decide their first state
 _MEMBER_KEY = attrgetter("op", "op_signature", "device", "soft")
-_IN_EDGES = attrgetter("in_edges")
 
 class ColocationGraph(DeviceCandidates):
     """The union-find of the nodes (flat lists by processing position) with each group's
@@ -130,14 +126,19 @@ class ColocationGraph(DeviceCandidates):
         self.state = state = list(map(base.__getitem__, keys))
         generators: list[int] = []
         resource_states: dict[int, State] = {}
-        for i, ins in enumerate(map(_IN_EDGES, order)):
-            if ins and ins[0].src_slot >= 0:    # (data edges first: the usual answer)
-                continue
+        kinds: dict[tuple, str | None] = {}     # (op, output dtypes) -> ``_generator``
+        for i in without_data_input(self.graph):
             st = state[i]
             if st is None:
                 continue
             node = order[i]
-            kind = self._generator(node, infos[keys[i]])
+            od = node.output_dtypes
+            if od is None:
+                kind = self._generator(node, infos[keys[i]])
+            else:       # (what ``_generator`` reads of a node without data inputs)
+                kind = kinds.get((node.op, *od), 0)
+                if kind == 0:
+                    kind = kinds[(node.op, *od)] = self._generator(node, infos[keys[i]])
             if kind:
                 if kind != _RESOURCE:
                     generators.append(i)
@@ -290,35 +291,14 @@ class ColocationGraph(DeviceCandidates):
         return self.intern(assigned, resource, requested, supported, soft)
 
     def colocate_ref_edges(self):
-        for si, di, into_body in self.graph.derived("placer.ref_edges", self._ref_edges):
+        found = self.graph.derived("placer.ref_edges", lambda: ref_edges(self.graph, self.exempt))
+        for si, di, into_body in found:
             if into_body:
                 # into a function body: the call is colocation-exempt; the body is placed
                 # with this _Arg pinned to the source's device (see ``Placer.assign``)
                 self.pinned_args.append((di, si))
             else:
                 self.colocate_ref_edge(si, di)
-
-    def _ref_edges(self) -> list[tuple[int, int, bool]]:
-        """(source, destination, into a function body's ``_Arg``) of the data edges into a
-        ref- or resource-typed input, and of the DT_VARIANT edges between dataset ops, in
-        processing order; not into a colocation-exempt op."""
-        exempt, idx = self.exempt, self.idx
-        nodes = self.graph.nodes
-        found = []
-        for di, dst_node in enumerate(self.order):
-            if dst_node.op in exempt:
-                continue
-            for e in dst_node.in_edges:
-                # most edges carry neither a ref nor a variant: skip them on two field reads
-                if e.ref:
-                    if e.src_slot < 0:
-                        continue
-                elif e.dtype != DT_VARIANT or e.src_slot < 0 or not (
-                        _is_dataset_op(nodes[e.src].op) and _is_dataset_op(dst_node.op)):
-                    continue
-                found.append((idx[e.src], di,
-                              dst_node.op == "_Arg" and CALL_ARG_ATTR in dst_node.attrs))
-        return found
 
     def colocate_ref_edge(self, si: int, di: int):
         find, state = self.find, self.state
@@ -370,7 +350,7 @@ class ColocationGraph(DeviceCandidates):
 
     def colocate_class_groups(self):
         at, roots, groups, names = self.graph.derived("placer.class_joins",
-                                                      lambda: _class_joins(self.graph))
+                                                      lambda: class_joins(self.graph))
         colocate = self.colocate
         for i, root, group in zip(at, roots, groups):
             err = colocate(i, root)
@@ -393,92 +373,12 @@ class ColocationGraph(DeviceCandidates):
             self.failed_roots.update((self.find(i), self.find(root)))
 
 
-def _class_joins(graph: Graph) -> tuple[list[int], list[int], list[int], list[str]]:
-    """``ColocateAllNodes``'s unions, in visit order: the positions of the nodes that join a
-    group another node started, the position of that group's first node (the union's other
-    side), and the group (an index into the group names, the fourth list). TF visits the
-    nodes in processing order, each joining the groups its ``_class`` names, then the group
-    of its own name; a node joins a group at its first visitor. Only the nodes with a
-    ``_class`` and the nodes a ``_class`` names take part: any other node is alone in the
-    group of its own name, which no node asks for. Worked out on arrays of (node, group)
-    visits: a group's first visitor is its smallest position."""
-    at, value_of, by_value = _class_groups(graph)
-    if not at:
-        return [], [], [], []
-    idx = ordered(graph)[1]
-    group_names = sorted({group for groups in by_value for group in groups})
-    gid = {group: k for k, group in enumerate(group_names)}
-    # each distinct value's groups as ids, flat, with where each value's run starts
-    lens = np.fromiter(map(len, by_value), dtype=np.int64, count=len(by_value))
-    flat = np.fromiter((gid[group] for groups in by_value for group in groups), dtype=np.int64,
-                       count=int(lens.sum()))
-    flat = np.append(flat, 0)       # (read, then discarded, where a visit is no _class group)
-    starts = np.concatenate(([0], np.cumsum(lens)[:-1]))
-    # the nodes a group names (by graph position) and each node's own group (-1: none)
-    positions = graph.positions()
-    named = [(positions[name], k) for k, name in enumerate(group_names) if name in positions]
-    named_at = np.array([p for p, _ in named], dtype=np.int64)
-    own_of = np.full(len(positions), -1, dtype=np.int64)
-    own_of[named_at] = [k for _, k in named]
-    # the visiting nodes: those with a ``_class``, then the named ones without one
-    at = np.asarray(at, dtype=np.int64)
-    classed = np.zeros(len(positions), dtype=bool)
-    classed[at] = True
-    visitors = np.concatenate((at, named_at[~classed[named_at]]))
-    own = own_of[visitors]
-    value = np.concatenate((np.asarray(value_of, dtype=np.int64),
-                            np.full(visitors.size - at.size, -1, dtype=np.int64)))
-    # processing positions (the same as graph positions when ``ordered`` kept graph order)
-    pos = visitors if idx is positions else np.fromiter(
-        map(idx.__getitem__, graph.nodes), dtype=np.int64, count=len(positions))[visitors]
-    n_class = np.where(value >= 0, lens[value], 0)
-    by_pos = np.argsort(pos, kind="stable")
-    pos, own, value, n_class = pos[by_pos], own[by_pos], value[by_pos], n_class[by_pos]
-    # every visit in order: a node's ``_class`` groups, then its own name's (when named)
-    count = n_class + (own >= 0)
-    visitor = np.repeat(np.arange(pos.size, dtype=np.int64), count)
-    k = np.arange(visitor.size, dtype=np.int64) - np.repeat(np.cumsum(count) - count, count)
-    in_class = k < n_class[visitor]
-    group = np.where(in_class, flat[np.where(in_class, starts[value[visitor]] + k, 0)],
-                     own[visitor])
-    at = pos[visitor]
-    first = np.full(len(group_names), np.iinfo(np.int64).max, dtype=np.int64)
-    np.minimum.at(first, group, at)
-    root = first[group]
-    joins = root != at
-    return at[joins].tolist(), root[joins].tolist(), group[joins].tolist(), group_names
-
-
 def _has_data_input(node: Node) -> bool:
     # a loop that stops at the first data edge (in_edges list data edges first)
     for e in node.in_edges:
         if e.src_slot >= 0:
             return True
     return False
-
-
-def _class_groups(graph: Graph) -> tuple[list[int], list[int], list[tuple[str, ...]]]:
-    """The graph positions of the nodes that have a ``_class`` attr, the index of each one's value among the
-    distinct values, and the group names (``loc:@NAME`` entries) of each distinct value.
-    Many nodes carry the same attr value (the initializer ops of one variable): each
-    distinct value, by its bytes, is read once."""
-    at: list[int] = []
-    values: list[bytes] = []
-    add_at, add_value = at.append, values.append
-    for i, node in enumerate(graph.nodes.values()):
-        value = node.attrs.get("_class")
-        if value is not None:
-            add_at(i)
-            add_value(value.SerializeToString())
-    distinct = {value: k for k, value in enumerate(dict.fromkeys(values))}
-    by_value = [tuple(s[5:].decode("utf-8", "replace")
-                      for s in AttrValue.FromString(value).list.s if s[:5] == b"loc:@")
-                for value in distinct]
-    return at, list(map(distinct.__getitem__, values)), by_value
-
-
-def _is_dataset_op(op: str) -> bool:
-    return op.endswith("Dataset") or op.endswith("DatasetV2") or op.endswith("DatasetV3")
 
 
 def _attrs_text(node: Node) -> str:

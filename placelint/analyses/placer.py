@@ -38,7 +38,7 @@ from ..model.graph import Graph, Node
 from ..model.ops import IDENTITY, METADATA
 from .colocation_graph import ColocationGraph
 from .group_state import State
-from .placer_events import PlacementResult, PlacerEvent, PlacerEventKind, placer_facts
+from .placer_events import GroupOf, PlacementResult, PlacerEvent, PlacerEventKind, placer_facts
 from .processing_order import ordered, processing_order
 
 __all__ = ["PlacementResult", "PlacerEvent", "PlacerEventKind", "place", "placer_facts",
@@ -124,9 +124,8 @@ class _Placer(ColocationGraph):
         table = np.array(self._table, dtype=object)
         self.result.device = dict(zip(names, table[by_root[roots]].tolist()))
         # the group root of each node in a group of several (``PlacementResult.group_of``)
-        joined = np.flatnonzero(np.bincount(roots, minlength=n)[roots] > 1)
-        names_at = np.array(names, dtype=object)
-        self.result.group_of = dict(zip(names_at[joined].tolist(), names_at[roots[joined]].tolist()))
+        grouped = (np.bincount(roots, minlength=n)[roots] > 1).tolist()
+        self.result.group_of = GroupOf(names, self.idx, self._roots, grouped)
 
     def placed(self, j: int, before: int) -> str | None:
         """The device of node ``j`` as TF sees it when it assigns the node at sequence

@@ -3,6 +3,7 @@ silently ignores) and the placement result the analyses and rules read."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from functools import lru_cache
@@ -42,6 +43,50 @@ class PlacerEvent:
     detail: dict = field(default_factory=dict)
 
 
+class GroupOf(Mapping):
+    """node -> its group's root node, for the nodes in a group of several, in processing
+    order: a view over the union-find's roots. Rules ask it about a few nodes (variables,
+    failed nodes); a dict of every grouped node (most nodes of a training graph) is made
+    only when the view is iterated."""
+
+    def __init__(self, names: list[str], index: dict[str, int], roots: list[int],
+                 grouped: list[bool]):
+        self._names, self._index, self._roots, self._grouped = names, index, roots, grouped
+        self._dict: dict[str, str] | None = None
+
+    def __getitem__(self, node: str) -> str:
+        i = self._index[node]
+        if not self._grouped[i]:
+            raise KeyError(node)
+        return self._names[self._roots[i]]
+
+    def get(self, node, default=None):
+        i = self._index.get(node)
+        if i is None or not self._grouped[i]:
+            return default
+        return self._names[self._roots[i]]
+
+    def __contains__(self, node) -> bool:
+        i = self._index.get(node)
+        return i is not None and self._grouped[i]
+
+    def _as_dict(self) -> dict[str, str]:
+        if self._dict is None:
+            names, roots = self._names, self._roots
+            self._dict = {names[i]: names[roots[i]]
+                          for i, grouped in enumerate(self._grouped) if grouped}
+        return self._dict
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._as_dict())
+
+    def __len__(self) -> int:
+        return len(self._as_dict())
+
+    def items(self):
+        return self._as_dict().items()
+
+
 @dataclass
 class PlacementResult:
     devices: DeviceSet
@@ -53,8 +98,8 @@ class PlacementResult:
     events: list[PlacerEvent] = field(default_factory=list)
     unknown_ops: dict[str, list[str]] = field(default_factory=dict)   #: op -> nodes
     #: node -> its group's root node, for the nodes in a group of several (a node alone
-    #: is its own root: ``group_of.get(node, node)``)
-    group_of: dict[str, str] = field(default_factory=dict)
+    #: is its own root: ``group_of.get(node, node)``); a ``GroupOf`` view once placed
+    group_of: Mapping[str, str] = field(default_factory=dict)
     #: group root -> its nodes, made at the first ``members`` call (after placement)
     _by_root: dict[str, list[str]] | None = field(default=None, init=False, repr=False,
                                                   compare=False)

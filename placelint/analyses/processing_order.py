@@ -3,9 +3,15 @@
 from __future__ import annotations
 
 import heapq
+from operator import attrgetter
+
+import numpy as np
 
 from ..model.graph import Graph, Node
-from ..model.ops import MERGE
+from ..model.ops import MERGE, NEXT_ITERATION
+from .dag import graph_edges
+
+_NAME = attrgetter("name")
 
 
 def processing_order(graph: Graph) -> list[Node]:
@@ -27,33 +33,57 @@ def _ordered(graph: Graph) -> tuple[list[Node], dict[str, int]]:
     if graph.edges_point_forward():
         # the first ready node is then always the first node not yet taken
         return nodes, index
-    pending = [0] * len(nodes)
-    for i, n in enumerate(nodes):
-        if n.op in MERGE and any(graph.is_back_edge(e) for e in n.in_edges):
-            pending[i] = sum(1 for e in n.in_edges if e.control) + 1
-        else:
-            pending[i] = len(n.in_edges)
-    ready = [i for i, p in enumerate(pending) if p == 0]
-    heapq.heapify(ready)
-    pop, push = heapq.heappop, heapq.heappush
-    order: list[Node] = []
-    done = [False] * len(nodes)
-    while ready:
-        i = pop(ready)
-        if done[i]:
+    # Kahn's algorithm, the smallest ready position first, over the shared integer edge
+    # index. A sweep over the positions takes each node that is ready when the sweep
+    # reaches it; a node made ready behind the sweep is the smallest ready one, taken at
+    # once (a heap holds those: the few edges that point backwards in graph order).
+    n = len(nodes)
+    ge = graph_edges(graph)
+    src, dst = ge.src, ge.dst
+    pending = np.bincount(dst, minlength=n)     # every in-edge, from the graph or not
+    merges = [i for i, node in enumerate(nodes) if node.op in MERGE]
+    if merges:      # a Merge with a loop back edge waits for its control edges and one more
+        back = np.zeros(src.size, dtype=bool)
+        known = src >= 0
+        back[known] = np.fromiter((nodes[s].op in NEXT_ITERATION for s in src[known].tolist()),
+                                  dtype=bool, count=int(np.count_nonzero(known)))
+        control = ge.src_slot < 0
+        for i in merges:
+            rows = np.flatnonzero(dst == i)
+            if back[rows].any():
+                pending[i] = int(np.count_nonzero(control[rows])) + 1
+    known = np.flatnonzero(src >= 0)
+    by_src = known[np.argsort(src[known], kind="stable")]
+    succ = dst[by_src].tolist()
+    starts = np.searchsorted(src[by_src], np.arange(n + 1)).tolist()
+    pending = pending.tolist()
+    ready = [p == 0 for p in pending]
+    done = [False] * n
+    taken: list[int] = []
+    take = taken.append
+    behind: list[int] = []
+    push, pop = heapq.heappush, heapq.heappop
+    for i in range(n):
+        if not ready[i] or done[i]:
             continue
-        done[i] = True
-        node = nodes[i]
-        order.append(node)
-        for e in node.out_edges:
-            j = index[e.dst]
-            if done[j]:
-                continue
-            left = pending[j] - 1
-            pending[j] = left
-            if left == 0:
-                push(ready, j)
-    if len(order) < len(nodes):
-        order += [n for i, n in enumerate(nodes) if not done[i]]
-    return order, {n.name: i for i, n in enumerate(order)}
-
+        k = i
+        while True:
+            done[k] = True
+            take(k)
+            for j in succ[starts[k]:starts[k + 1]]:
+                if done[j]:
+                    continue
+                left = pending[j] - 1
+                pending[j] = left
+                if left == 0:
+                    if j < i:
+                        push(behind, j)
+                    else:
+                        ready[j] = True
+            if not behind:
+                break
+            k = pop(behind)
+    order = list(map(nodes.__getitem__, taken))
+    if len(order) < n:      # nodes left on a non-loop cycle: in graph order
+        order += [node for k, node in enumerate(nodes) if not done[k]]
+    return order, dict(zip(map(_NAME, order), range(n)))

@@ -1,0 +1,152 @@
+"""The unions of TF's ``ColocationGraph`` as integer arrays, worked out once per graph
+(``Graph.derived``): the ref/resource edges ``ColocateResourceAndRefEdges`` follows and the
+``_class`` joins of ``ColocateAllNodes``, each in the order TF makes them (processing
+order). ``colocation_graph.py`` replays them on its union-find.
+"""
+
+from __future__ import annotations
+
+from operator import attrgetter
+
+import numpy as np
+
+from ..dtypes import DT_VARIANT
+from ..model.expand import CALL_ARG_ATTR
+from ..model.graph import Graph
+from ..proto import AttrValue
+from .dag import graph_edges
+from .processing_order import ordered
+
+_OP = attrgetter("op")
+_REF = attrgetter("ref")
+
+
+def ref_edges(graph: Graph, exempt: set[str]) -> list[tuple[int, int, bool]]:
+    """(source, destination, into a function body's ``_Arg``) as processing positions, of
+    the data edges into a ref- or resource-typed input and of the DT_VARIANT edges between
+    dataset ops, in processing order (destination by destination, each one's in-edges in
+    order); not into a colocation-exempt op. Picked by numpy over the shared edge index
+    (``dag.graph_edges``); only the picked edges are read as objects."""
+    ge = graph_edges(graph)
+    ops = list(map(_OP, graph.nodes.values()))
+    n = len(ops)
+    kinds = {op: (op in exempt) + 2 * _is_dataset_op(op) + 4 * (op == "_Arg") for op in set(ops)}
+    kind = np.fromiter(map(kinds.__getitem__, ops), dtype=np.int8, count=n)
+    src, dst, edges = ge.src, ge.dst, ge.edges
+    into = ((ge.src_slot >= 0) & (src >= 0)) & (kind[dst] & 1 == 0)
+    ref = np.fromiter(map(_REF, edges), dtype=bool, count=len(edges))
+    picked = into & ref
+    # DT_VARIANT edges between dataset ops: rare, their dtypes read one by one
+    variant = np.flatnonzero(into & ~ref & (kind[np.maximum(src, 0)] & kind[dst] & 2 > 0))
+    for k in variant.tolist():
+        picked[k] = edges[k].dtype == DT_VARIANT
+    picked = np.flatnonzero(picked)
+    s_at, d_at = src[picked], dst[picked]
+    is_arg = kind[d_at] & 4 > 0
+    order, idx = ordered(graph)
+    if idx is not graph.positions():     # (else processing order is graph order)
+        pos = np.fromiter(map(idx.__getitem__, graph.nodes), dtype=np.int64, count=n)
+        s_at, d_at = pos[s_at], pos[d_at]
+        by = np.argsort(d_at, kind="stable")
+        s_at, d_at, is_arg = s_at[by], d_at[by], is_arg[by]
+    body = [False] * len(d_at)
+    d_list = d_at.tolist()
+    for k in np.flatnonzero(is_arg).tolist():
+        body[k] = CALL_ARG_ATTR in order[d_list[k]].attrs
+    return list(zip(s_at.tolist(), d_list, body))
+
+
+def without_data_input(graph: Graph) -> list[int]:
+    """The processing positions of the nodes without a data in-edge, in order (from the
+    shared edge index)."""
+    ge = graph_edges(graph)
+    n = len(graph.nodes)
+    has_data = np.zeros(n, dtype=bool)
+    has_data[ge.dst[ge.src_slot >= 0]] = True
+    idx = ordered(graph)[1]
+    if idx is not graph.positions():
+        by_position = np.zeros(n, dtype=bool)
+        by_position[np.fromiter(map(idx.__getitem__, graph.nodes), dtype=np.int64,
+                                count=n)] = has_data
+        has_data = by_position
+    return np.flatnonzero(~has_data).tolist()
+
+
+def class_joins(graph: Graph) -> tuple[list[int], list[int], list[int], list[str]]:
+    """``ColocateAllNodes``'s unions, in visit order: the positions of the nodes that join a
+    group another node started, the position of that group's first node (the union's other
+    side), and the group (an index into the group names, the fourth list). TF visits the
+    nodes in processing order, each joining the groups its ``_class`` names, then the group
+    of its own name; a node joins a group at its first visitor. Only the nodes with a
+    ``_class`` and the nodes a ``_class`` names take part: any other node is alone in the
+    group of its own name, which no node asks for. Worked out on arrays of (node, group)
+    visits: a group's first visitor is its smallest position."""
+    at, value_of, by_value = _class_groups(graph)
+    if not at:
+        return [], [], [], []
+    idx = ordered(graph)[1]
+    group_names = sorted({group for groups in by_value for group in groups})
+    gid = {group: k for k, group in enumerate(group_names)}
+    # each distinct value's groups as ids, flat, with where each value's run starts
+    lens = np.fromiter(map(len, by_value), dtype=np.int64, count=len(by_value))
+    flat = np.fromiter((gid[group] for groups in by_value for group in groups), dtype=np.int64,
+                       count=int(lens.sum()))
+    flat = np.append(flat, 0)       # (read, then discarded, where a visit is no _class group)
+    starts = np.concatenate(([0], np.cumsum(lens)[:-1]))
+    # the nodes a group names (by graph position) and each node's own group (-1: none)
+    positions = graph.positions()
+    named = [(positions[name], k) for k, name in enumerate(group_names) if name in positions]
+    named_at = np.array([p for p, _ in named], dtype=np.int64)
+    own_of = np.full(len(positions), -1, dtype=np.int64)
+    own_of[named_at] = [k for _, k in named]
+    # the visiting nodes: those with a ``_class``, then the named ones without one
+    at = np.asarray(at, dtype=np.int64)
+    classed = np.zeros(len(positions), dtype=bool)
+    classed[at] = True
+    visitors = np.concatenate((at, named_at[~classed[named_at]]))
+    own = own_of[visitors]
+    value = np.concatenate((np.asarray(value_of, dtype=np.int64),
+                            np.full(visitors.size - at.size, -1, dtype=np.int64)))
+    # processing positions (the same as graph positions when ``ordered`` kept graph order)
+    pos = visitors if idx is positions else np.fromiter(
+        map(idx.__getitem__, graph.nodes), dtype=np.int64, count=len(positions))[visitors]
+    n_class = np.where(value >= 0, lens[value], 0)
+    by_pos = np.argsort(pos, kind="stable")
+    pos, own, value, n_class = pos[by_pos], own[by_pos], value[by_pos], n_class[by_pos]
+    # every visit in order: a node's ``_class`` groups, then its own name's (when named)
+    count = n_class + (own >= 0)
+    visitor = np.repeat(np.arange(pos.size, dtype=np.int64), count)
+    k = np.arange(visitor.size, dtype=np.int64) - np.repeat(np.cumsum(count) - count, count)
+    in_class = k < n_class[visitor]
+    group = np.where(in_class, flat[np.where(in_class, starts[value[visitor]] + k, 0)],
+                     own[visitor])
+    at = pos[visitor]
+    first = np.full(len(group_names), np.iinfo(np.int64).max, dtype=np.int64)
+    np.minimum.at(first, group, at)
+    root = first[group]
+    joins = root != at
+    return at[joins].tolist(), root[joins].tolist(), group[joins].tolist(), group_names
+
+
+def _class_groups(graph: Graph) -> tuple[list[int], list[int], list[tuple[str, ...]]]:
+    """The graph positions of the nodes that have a ``_class`` attr, the index of each one's value among the
+    distinct values, and the group names (``loc:@NAME`` entries) of each distinct value.
+    Many nodes carry the same attr value (the initializer ops of one variable): each
+    distinct value, by its bytes, is read once."""
+    at: list[int] = []
+    values: list[bytes] = []
+    add_at, add_value = at.append, values.append
+    for i, node in enumerate(graph.nodes.values()):
+        value = node.attrs.get("_class")
+        if value is not None:
+            add_at(i)
+            add_value(value.SerializeToString())
+    distinct = {value: k for k, value in enumerate(dict.fromkeys(values))}
+    by_value = [tuple(s[5:].decode("utf-8", "replace")
+                      for s in AttrValue.FromString(value).list.s if s[:5] == b"loc:@")
+                for value in distinct]
+    return at, list(map(distinct.__getitem__, values)), by_value
+
+
+def _is_dataset_op(op: str) -> bool:
+    return op.endswith("Dataset") or op.endswith("DatasetV2") or op.endswith("DatasetV3")
