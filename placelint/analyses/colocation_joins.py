@@ -72,10 +72,10 @@ def without_data_input(graph: Graph) -> list[int]:
     return np.flatnonzero(~has_data).tolist()
 
 
-def class_joins(graph: Graph) -> tuple[list[int], list[int], list[int], list[str]]:
+def class_joins(graph: Graph) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[str]]:
     """``ColocateAllNodes``'s unions, in visit order: the positions of the nodes that join a
     group another node started, the position of that group's first node (the union's other
-    side), and the group (an index into the group names, the fourth list). TF visits the
+    side), and the group (an index into the group names, the fourth item), as int64 arrays. TF visits the
     nodes in processing order, each joining the groups its ``_class`` names, then the group
     of its own name; a node joins a group at its first visitor. Only the nodes with a
     ``_class`` and the nodes a ``_class`` names take part: any other node is alone in the
@@ -83,7 +83,8 @@ def class_joins(graph: Graph) -> tuple[list[int], list[int], list[int], list[str
     visits: a group's first visitor is its smallest position."""
     at, value_of, by_value = _class_groups(graph)
     if not at:
-        return [], [], [], []
+        none = np.empty(0, dtype=np.int64)
+        return none, none, none, []
     idx = ordered(graph)[1]
     group_names = sorted({group for groups in by_value for group in groups})
     gid = {group: k for k, group in enumerate(group_names)}
@@ -125,7 +126,7 @@ def class_joins(graph: Graph) -> tuple[list[int], list[int], list[int], list[str
     np.minimum.at(first, group, at)
     root = first[group]
     joins = root != at
-    return at[joins].tolist(), root[joins].tolist(), group[joins].tolist(), group_names
+    return at[joins], root[joins], group[joins], group_names
 
 
 def _class_groups(graph: Graph) -> tuple[list[int], list[int], list[tuple[str, ...]]]:
