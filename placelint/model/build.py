@@ -81,8 +81,6 @@ class _Builder(FunctionExpansion):
         self.node_budget = len(graph_def.node) + MAX_EXPANDED_NODES
         self.depth_exceeded = False
         self._duplicates: set[str] = set()
-        # expanded body node name -> its NodeDef (to resolve ``node:out_arg:idx`` inputs)
-        self._body_nodedefs: dict[str, NodeDef] = {}
         # device string -> (one copy of it, parse_device(device)); op -> one copy of it;
         # op -> opdb.op(op): models repeat a handful of each
         self._devices: dict[str, tuple[str, DeviceSpec | None]] = {}
@@ -92,9 +90,8 @@ class _Builder(FunctionExpansion):
         self._bad_inputs: dict[str, list[Edge]] = {}
         # calls (and functional control-flow nodes) whose bodies are soft-placed
         self._soft_calls: set[str] = set()
-        # function -> what expansion reads of it; (body NodeDef id, output arg) -> first slot
+        # function -> what expansion reads of it (see ``_function_parts``)
         self._function_bodies: dict[str, tuple] = {}
-        self._arg_starts: dict[tuple[int, str], int | None] = {}
         # op -> {a NodeDef's attrs as wire bytes -> (its node's attrs, their typing)}: one
         # look-up per node
         self._records: dict[str, dict[bytes, tuple]] = {}
@@ -331,7 +328,6 @@ class _Builder(FunctionExpansion):
 
     # -- edges -------------------------------------------------------------------
     def finish(self) -> BuildResult:
-        forward = not self.pending      # every edge went from an older node to the newest
         nodes = self.graph.nodes
         connect, pending_types = self._connect, self._pending_types
         alias, control_alias = self.alias, self.control_alias
@@ -339,6 +335,7 @@ class _Builder(FunctionExpansion):
         # with a huge fan-in gets one diagnostic, listing a bounded number of names)
         missing: dict[str, list[str]] = {}
         unreadable: dict[str, list[str]] = {}
+        made: list[tuple[str, str]] = []    # the pending edges made: (source, destination)
         for src, slot, dst, dst_slot, text in self.pending:
             if slot == -1:
                 src = control_alias.get(src, src)
@@ -353,6 +350,7 @@ class _Builder(FunctionExpansion):
                 missing.setdefault(dst, []).append(text)
             else:
                 connect(nodes[src], slot, nodes[dst], dst_slot, pending_types.get(dst))
+                made.append((src, dst))
         for dst, texts in unreadable.items():
             self.diags.append(InvalidGraph.diag(
                 f"node '{dst}' has malformed input name(s) {_quoted(texts)} "
@@ -366,10 +364,16 @@ class _Builder(FunctionExpansion):
         for bad in self._bad_inputs.values():
             self.diags.append(self._bad_inputs_diag(bad))
         self.graph.changed()
-        if forward:
+        # The edges made as the inputs were read point forward (see _add_inputs): only
+        # pending ones may not. Their spans (positions) let validation look for a cycle
+        # only where one can be (an expanded TF2 body lists a NoOp after the nodes it feeds).
+        index = self.graph.positions()
+        backward = [(index[dst], index[src]) for src, dst in made if index[src] >= index[dst]]
+        if not backward:
             self.graph.note_edges_point_forward()
         # (every op a node was added with went through ``_ops``, or is _Arg, _Retval, NoOp)
-        self.diags.extend(validate(self.graph, self._ops.keys() | {"_Arg", "_Retval", "NoOp"}))
+        self.diags.extend(validate(self.graph, self._ops.keys() | {"_Arg", "_Retval", "NoOp"},
+                                   backward))
         return BuildResult(self.graph, self.diags, self.alias, self.control_alias)
 
     def _type_node(self, node: Node) -> list[int] | None:

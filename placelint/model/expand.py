@@ -83,9 +83,8 @@ class FunctionExpansion:
         if outer_soft or _config_soft(nd):
             self._soft_calls.add(name)
         prefix = name + "/"
-        bodies, body_names, in_args, out_args, rets, control_rets = self._function_parts(
-            fname, fdef)
-        self._body_nodedefs.update({prefix + b[1]: b[0] for b in bodies})
+        (bodies, body_names, in_args, out_args, rets, control_rets, by_name,
+         resolved) = self._function_parts(fname, fdef)
         body_stack = (*stack, fname)
         data_refs = [r for r in nd.input if not r.startswith("^")]
         control_refs = [r for r in nd.input if r.startswith("^")]
@@ -132,7 +131,7 @@ class FunctionExpansion:
             if entry_control:
                 self.pending.append((entry_control, -1, arg_name, -1, "^" + entry_control))
 
-        body_resolve = self._function_resolver(prefix, arg_nodes)
+        body_resolve = self._function_resolver(prefix, arg_nodes, by_name, resolved)
         add = self.add
         for body, body_name, op, body_device, inputs in bodies:
             add(body, prefix + body_name, op, body_device or device, inputs, fname, name, loop,
@@ -169,7 +168,9 @@ class FunctionExpansion:
         """What expanding a call of function ``fname`` reads of its FunctionDef, read once
         for all its calls (each protobuf field access makes a new Python object): per body
         node ``(nd, name, op, device, inputs)``; the body node names; per input and output
-        arg ``(name, type, type_attr)``; ``ret`` as a dict; the ``control_ret`` nodes."""
+        arg ``(name, type, type_attr)``; ``ret`` as a dict; the ``control_ret`` nodes; body
+        node name -> its NodeDef (the last of that name); and the body inputs resolved so
+        far (see ``_function_resolver``), shared by every call."""
         parts = self._function_bodies.get(fname)
         if parts is None:
             bodies = [(nd, nd.name, nd.op, nd.device, nd.input[:]) for nd in fdef.node_def]
@@ -178,44 +179,45 @@ class FunctionExpansion:
                 bodies, frozenset(b[1] for b in bodies),
                 [(a.name, a.type, a.type_attr) for a in sig.input_arg],
                 [(a.name, a.type, a.type_attr) for a in sig.output_arg],
-                dict(fdef.ret), list(fdef.control_ret.values()))
+                dict(fdef.ret), list(fdef.control_ret.values()),
+                {b[1]: b[0] for b in bodies}, {})
         return parts
 
-    def _function_resolver(self, prefix: str, arg_nodes: dict[str, str]):
-        opdb = self.opdb
-        library = self.library
-        builder = self
+    def _function_resolver(self, prefix: str, arg_nodes: dict[str, str], by_name: dict,
+                           resolved: dict):
+        """Resolve a body input of the call whose body nodes are named ``prefix<node>``
+        (``arg_nodes``: input arg -> its ``_Arg`` node). What an input names is a function
+        of the body alone (``resolved``: input -> (an arg?, arg or body node, slot), shared
+        by the function's calls): each call only adds its prefix."""
+        body_ref = self._body_ref
 
         def resolve(ref: str):
-            if ref.startswith("^"):
-                return prefix + ref[1:], -1, ref
-            parts = ref.split(":")
-            if len(parts) == 1 or (len(parts) == 2 and parts[0] in arg_nodes):
-                if parts[0] in arg_nodes:
-                    return arg_nodes[parts[0]], 0, ref
-                return prefix + parts[0], 0, ref
-            if len(parts) == 3 and slot_index(parts[2]) is not None:
-                src, out_arg, idx = parts[0], parts[1], int(parts[2])
-                start = builder._output_arg_start(prefix + src, src, out_arg, opdb, library)
-                if start is None:
-                    return prefix + src, -2, ref
-                return prefix + src, start + idx, ref
-            return prefix + ref, -2, ref
+            known = resolved.get(ref)
+            if known is None:
+                known = resolved[ref] = body_ref(ref, arg_nodes, by_name)
+            is_arg, local, slot = known
+            return (arg_nodes[local] if is_arg else prefix + local), slot, ref
 
         return resolve
 
-    def _output_arg_start(self, full_name: str, body_name: str, out_arg: str, opdb, library):
-        nd = self._body_nodedefs.get(full_name)
-        if nd is None:
-            return None
-        # the same body NodeDef object for every call of its function (_body_fields keeps it)
-        key = (id(nd), out_arg)
-        try:
-            return self._arg_starts[key]
-        except KeyError:
-            start = self._arg_starts[key] = self._find_output_arg_start(nd, out_arg, opdb,
-                                                                         library)
-            return start
+    def _body_ref(self, ref: str, args, by_name: dict) -> tuple[bool, str, int]:
+        """(an input arg?, the arg or body node, output slot: -1 control, -2 unreadable)
+        for body input ``ref`` (``args``: the input args; ``by_name``: the body nodes).
+        ``node:out_arg:idx`` counts from the start of the output arg of that body node."""
+        if ref.startswith("^"):
+            return False, ref[1:], -1
+        parts = ref.split(":")
+        if len(parts) == 1 or (len(parts) == 2 and parts[0] in args):
+            return parts[0] in args, parts[0], 0
+        if len(parts) == 3 and slot_index(parts[2]) is not None:
+            src, out_arg, idx = parts[0], parts[1], int(parts[2])
+            nd = by_name.get(src)
+            start = (None if nd is None
+                      else self._find_output_arg_start(nd, out_arg, self.opdb, self.library))
+            if start is None:
+                return False, src, -2
+            return False, src, start + idx
+        return False, ref, -2
 
     def _find_output_arg_start(self, nd, out_arg: str, opdb, library):
         fname = self._called_function(nd)

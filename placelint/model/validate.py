@@ -28,12 +28,12 @@ def _diag(message: str, node: str | None, related=()) -> Diagnostic:
     return InvalidGraph.diag(message, node=node, related=related)
 
 
-def validate(graph: Graph, ops=None) -> list[Diagnostic]:
+def validate(graph: Graph, ops=None, backward=None) -> list[Diagnostic]:
     """Check ``graph`` in place: report what TF refuses and break illegal cycles.
     ``ops``: every op of the graph (a superset will do), when the caller knows them (else
-    read from the nodes)."""
+    read from the nodes); ``backward``: see ``check_cycles``."""
     diags = []
-    diags.extend(check_cycles(graph))
+    diags.extend(check_cycles(graph, backward))
     diags.extend(check_frames(graph, ops))
     return diags
 
@@ -125,9 +125,48 @@ def format_path(names: list[str], limit: int = 8) -> str:
     return " -> ".join(names)
 
 
-def check_cycles(graph: Graph) -> list[Diagnostic]:
-    """Report cycles TF refuses and remove the edges closing any cycle that is not a loop."""
-    if graph.edges_point_forward():     # then there is no cycle at all
+def no_cycle_within(graph: Graph, backward: list[tuple[int, int]]) -> bool:
+    """Whether ``graph`` has no cycle, given the spans ``(destination, source)`` (graph
+    positions) of every edge that does not point forward. A cycle from position ``m`` up
+    to ``M`` must come back down across each point between them, which only those edges
+    do: their spans on the cycle chain from ``m`` to ``M``, and the cycle lies within one
+    run of overlapping or touching spans. Kahn's pass over each run's nodes and the edges
+    among them finds it."""
+    spans = sorted(backward)
+    runs: list[list[int]] = []
+    for lo, hi in spans:
+        if runs and lo <= runs[-1][1]:
+            runs[-1][1] = max(runs[-1][1], hi)
+        else:
+            runs.append([lo, hi])
+    nodes = list(graph.nodes.values())
+    index = graph.positions()
+    for lo, hi in runs:
+        pending = [0] * (hi - lo + 1)
+        for i in range(lo, hi + 1):
+            pending[i - lo] = sum(lo <= index[e.src] <= hi for e in nodes[i].in_edges)
+        ready = [i for i in range(lo, hi + 1) if not pending[i - lo]]
+        done = 0
+        while ready:
+            i = ready.pop()
+            done += 1
+            for e in nodes[i].out_edges:
+                j = index[e.dst]
+                if lo <= j <= hi:
+                    pending[j - lo] -= 1
+                    if not pending[j - lo]:
+                        ready.append(j)
+        if done <= hi - lo:
+            return False
+    return True
+
+
+def check_cycles(graph: Graph, backward: list[tuple[int, int]] | None = None) -> list[Diagnostic]:
+    """Report cycles TF refuses and remove the edges closing any cycle that is not a loop.
+    ``backward``: when the caller knows them, the spans of the edges that do not point
+    forward (see ``no_cycle_within``)."""
+    if (no_cycle_within(graph, backward) if backward is not None
+            else graph.edges_point_forward()):     # then there is no cycle at all
         return []
     left, loop_merge = unprocessed_nodes(graph)
     cycle = _find_cycle(graph, left) if left else []
