@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from contextlib import contextmanager
 from functools import cached_property
+from itertools import islice
 
 from .model import Model
 from .settings import Settings
@@ -50,8 +51,8 @@ class Context:
         step = self.model.build_step()
         if step.feeds:
             # fed tensors come from the client's device: this host's CPU:0
-            client = self.client_device
-            for name, node in step.graph.nodes.items():
+            client = self.client_device     # (``step.subgraph`` puts its _Args first)
+            for name, node in islice(step.graph.nodes.items(), len(step.feeds)):
                 if node.op == "_Arg" and name not in self.graph.nodes:
                     node.device, node.spec = str(client.name), client.spec
         return step

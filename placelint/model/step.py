@@ -26,8 +26,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields
 from operator import attrgetter
 
+import numpy as np
+
 from ..loaders.steps import GRAPH, INIT, PHASES, RESTORE, STEP, StepSpec
 from .devices import parse_device
+from .edge_index import graph_edges
 from .graph import Edge, Graph, Node
 from .ops import FED_PLACEHOLDER
 
@@ -78,14 +81,15 @@ class Resolver:
 @dataclass
 class ResolvedStep:
     spec: StepSpec
-    nodes: set[str]
+    keep: np.ndarray                   #: bool per node (graph order): the step runs it
     feeds: list[tuple[str, int]] = field(default_factory=list)
     missing: list[str] = field(default_factory=list)   #: names the graph does not have
 
 
 def prune(graph: Graph, resolver: Resolver, spec: StepSpec) -> ResolvedStep:
     """The nodes ``spec`` runs: subgraph.cc's feed cut then ``PruneForTargets`` (reverse
-    reachability over data and control edges from the fetched and target nodes)."""
+    reachability over data and control edges from the fetched and target nodes), as a
+    depth-first search over the shared edge index (``model.edge_index``)."""
     missing: list[str] = []
     fed: set[tuple[str, int]] = set()
     feeds: list[tuple[str, int]] = []
@@ -96,7 +100,6 @@ def prune(graph: Graph, resolver: Resolver, spec: StepSpec) -> ResolvedStep:
         elif t not in fed:
             fed.add(t)
             feeds.append(t)
-    fed_placeholders = {n for n, _ in feeds if graph.nodes[n].op in FED_PLACEHOLDER}
     start: list[str] = []
     for text in spec.fetches:
         t = resolver.tensor(text)
@@ -110,22 +113,40 @@ def prune(graph: Graph, resolver: Resolver, spec: StepSpec) -> ResolvedStep:
             missing.append(text)
         else:
             start.append(n)
-    keep: set[str] = set()
-    stack = start
-    nodes = graph.nodes
+    ge = graph_edges(graph)
+    n = len(graph.nodes)
+    if not start:
+        return ResolvedStep(spec, np.zeros(n, dtype=bool), feeds, missing)
+    positions = graph.positions()
+    walk = ge.src >= 0
+    if feeds:
+        walk &= ~_fed_edges(graph, ge, feeds)
+    # the edges reversed: a node's sources are indices[indptr[v]:indptr[v + 1]]
+    indices = ge.src[walk].tolist()
+    indptr = [0, *np.cumsum(np.bincount(ge.dst[walk], minlength=n)).tolist()]
+    seen = bytearray(n)
+    stack = list(map(positions.__getitem__, start))
+    pop, extend = stack.pop, stack.extend
     while stack:
-        name = stack.pop()
-        if name in keep:
-            continue
-        keep.add(name)
-        for e in nodes[name].in_edges:
-            src = e.src
-            if src in keep:
-                continue
-            if fed and ((src, e.src_slot) in fed or (e.src_slot < 0 and src in fed_placeholders)):
-                continue
-            stack.append(src)
+        v = pop()
+        if not seen[v]:
+            seen[v] = 1
+            extend(indices[indptr[v]:indptr[v + 1]])
+    keep = np.frombuffer(seen, dtype=bool)
     return ResolvedStep(spec, keep, feeds, missing)
+
+
+def _fed_edges(graph: Graph, ge, feeds: list[tuple[str, int]]) -> np.ndarray:
+    """Bool per edge: the edge leaves a fed tensor (or is a control edge of a fed
+    Placeholder), so the step takes it from the fed tensor's ``_Arg`` instead."""
+    positions = graph.positions()
+    cut = np.zeros(ge.src.size, dtype=bool)
+    for name, slot in feeds:
+        from_node = ge.src == positions[name]
+        cut |= from_node & (ge.src_slot == slot)
+        if graph.nodes[name].op in FED_PLACEHOLDER:
+            cut |= from_node & (ge.src_slot < 0)
+    return cut
 
 
 def _has_output(graph: Graph, name: str, slot: int) -> bool:
@@ -138,15 +159,17 @@ def _has_output(graph: Graph, name: str, slot: int) -> bool:
 _node_fields = attrgetter(*(f.name for f in fields(Node)))
 
 
-def subgraph(graph: Graph, nodes: set[str], feeds: list[tuple[str, int]]) -> Graph:
-    """The step's graph: the kept nodes (copies sharing attrs) with the edges between them,
-    and one ``_Arg`` per fed tensor (TF's name ``_arg_<node>_<k>_<i>``) on the client device
-    feeding what the tensor fed."""
+def subgraph(graph: Graph, nodes: set[str] | np.ndarray, feeds: list[tuple[str, int]]) -> Graph:
+    """The step's graph: the kept nodes (copies sharing attrs; ``nodes``: names, or a bool
+    per node in graph order) with the edges between them, and one ``_Arg`` per fed tensor
+    (TF's name ``_arg_<node>_<k>_<i>``) on the client device feeding what the tensor fed."""
+    if not isinstance(nodes, np.ndarray):
+        nodes = np.fromiter(map(nodes.__contains__, graph.nodes), dtype=bool, count=len(graph.nodes))
+    keep = nodes
     g = Graph(graph.name)
-    fed = {t: i for i, t in enumerate(feeds)}
-    fed_placeholders = {n for n, _ in feeds if graph.nodes[n].op in FED_PLACEHOLDER}
     args: dict[tuple[str, int], Node] = {}
-    for (name, slot), i in fed.items():
+    first_arg: dict[str, Node] = {}
+    for i, (name, slot) in enumerate(feeds):
         src = graph.nodes[name]
         dtype = (src.output_dtypes[slot] if src.output_dtypes and slot < len(src.output_dtypes)
                  else None)
@@ -158,29 +181,37 @@ def subgraph(graph: Graph, nodes: set[str], feeds: list[tuple[str, int]]) -> Gra
         arg.output_shapes = [shape] if shape is not None else None
         arg.function, arg.call_site = src.function, src.call_site
         args[(name, slot)] = arg
+        first_arg.setdefault(name, arg)
         g.nodes[arg.name] = arg
-    for name, node in graph.nodes.items():
-        if name not in nodes:
-            continue
+    ge = graph_edges(graph)
+    src, dst = ge.src, ge.dst
+    fed = _fed_edges(graph, ge, feeds) if feeds else np.zeros(src.size, dtype=bool)
+    into_kept = keep[dst]
+    inner = into_kept & ~fed & (src >= 0)
+    inner[inner] = keep[src[inner]]
+    chosen = np.flatnonzero(inner | (into_kept & fed))    # by destination, in in_edges order
+    edges = ge.edges
+    in_list = list(map(edges.__getitem__, chosen.tolist()))
+    for j in np.flatnonzero(fed[chosen]).tolist():        # edges from a fed tensor: its _Arg
+        e = in_list[j]
+        arg = args.get((e.src, e.src_slot)) if e.src_slot >= 0 else first_arg[e.src]
+        ne = Edge(arg.name, -1 if e.src_slot < 0 else 0, e.dst, e.dst_slot, e.dtype, e.ref)
+        arg.out_edges.append(ne)
+        in_list[j] = ne
+    n = len(graph.nodes)
+    in_end = np.cumsum(np.bincount(dst[chosen], minlength=n)).tolist()
+    out = np.flatnonzero(inner)
+    out = out[np.argsort(src[out], kind="stable")]        # by source, in graph order
+    out_list = list(map(edges.__getitem__, out.tolist()))
+    out_end = np.cumsum(np.bincount(src[out], minlength=n)).tolist()
+    all_nodes = list(graph.nodes.values())
+    gnodes = g.nodes
+    for i in np.flatnonzero(keep).tolist():
+        node = all_nodes[i]
         c = Node(*_node_fields(node))     # a copy, sharing attrs
-        c.in_edges, c.out_edges = [], []
-        g.nodes[name] = c
-    for name, node in graph.nodes.items():
-        if name not in nodes:
-            continue
-        dst = g.nodes[name]
-        for e in node.in_edges:
-            key = (e.src, e.src_slot)
-            arg = args.get(key)
-            if arg is None and e.src_slot < 0 and e.src in fed_placeholders:
-                arg = next(a for (n, _), a in args.items() if n == e.src)
-            if arg is not None:
-                ne = Edge(arg.name, -1 if e.src_slot < 0 else 0, name, e.dst_slot, e.dtype, e.ref)
-                arg.out_edges.append(ne)
-                dst.in_edges.append(ne)
-            elif e.src in nodes:
-                g.nodes[e.src].out_edges.append(e)
-                dst.in_edges.append(e)
+        c.in_edges = in_list[in_end[i - 1] if i else 0:in_end[i]]
+        c.out_edges = out_list[out_end[i - 1] if i else 0:out_end[i]]
+        gnodes[node.name] = c
     return g
 
 
@@ -220,17 +251,17 @@ def build_step(graph: Graph, resolver: Resolver, spec: StepSpec | None,
                phases: list[StepSpec] = (), place_pruned: bool = False) -> Step:
     """The ``Step`` for ``spec`` (None = whole graph), with the phase of each node from the
     loader's ``phases`` (restore, init and step specs, in the order a loader runs them)."""
-    phase_of: dict[str, str] = {}
-    missing: list[str] = []
-    for p in phases:
+    first = np.full(len(graph.nodes), -1, dtype=np.int64)   # the first spec that runs a node
+    specs = [*phases, spec] if spec is not None else list(phases)
+    r = None
+    for i, p in enumerate(specs):
         r = prune(graph, resolver, p)
-        for n in r.nodes:
-            phase_of.setdefault(n, p.phase)
+        first[r.keep & (first < 0)] = i
+    ran = np.flatnonzero(first >= 0)
+    names = list(graph.nodes)
+    phase_of = dict(zip(map(names.__getitem__, ran.tolist()),
+                        map([p.phase for p in specs].__getitem__, first[ran].tolist())))
     if spec is None:
         return Step(None, graph, phase_of, GRAPH)
-    r = prune(graph, resolver, spec)
-    missing += r.missing
-    for n in r.nodes:       # the analysed step's nodes no earlier phase runs
-        phase_of.setdefault(n, spec.phase)
-    g = subgraph(graph, r.nodes, r.feeds)
-    return Step(spec, g, phase_of, GRAPH, r.feeds, missing, place_pruned)
+    g = subgraph(graph, r.keep, r.feeds)
+    return Step(spec, g, phase_of, GRAPH, r.feeds, list(r.missing), place_pruned)
