@@ -159,13 +159,10 @@ def _has_output(graph: Graph, name: str, slot: int) -> bool:
 _node_fields = attrgetter(*(f.name for f in fields(Node)))
 
 
-def subgraph(graph: Graph, nodes: set[str] | np.ndarray, feeds: list[tuple[str, int]]) -> Graph:
-    """The step's graph: the kept nodes (copies sharing attrs; ``nodes``: names, or a bool
-    per node in graph order) with the edges between them, and one ``_Arg`` per fed tensor
-    (TF's name ``_arg_<node>_<k>_<i>``) on the client device feeding what the tensor fed."""
-    if not isinstance(nodes, np.ndarray):
-        nodes = np.fromiter(map(nodes.__contains__, graph.nodes), dtype=bool, count=len(graph.nodes))
-    keep = nodes
+def subgraph(graph: Graph, keep: np.ndarray, feeds: list[tuple[str, int]]) -> Graph:
+    """The step's graph: the kept nodes (``keep``: a bool per node in graph order; copies
+    sharing attrs) with the edges between them, and one ``_Arg`` per fed tensor (TF's name
+    ``_arg_<node>_<k>_<i>``) on the client device feeding what the tensor fed."""
     g = Graph(graph.name)
     args: dict[tuple[str, int], Node] = {}
     first_arg: dict[str, Node] = {}
