@@ -12,9 +12,9 @@ import numpy as np
 
 from ..dtypes import DT_VARIANT
 from ..model.expand import CALL_ARG_ATTR
+from ..model.edge_index import graph_edges
 from ..model.graph import Graph
 from ..proto import AttrValue
-from .dag import graph_edges
 from .processing_order import ordered
 
 _OP = attrgetter("op")
@@ -26,7 +26,7 @@ def ref_edges(graph: Graph, exempt: set[str]) -> list[tuple[int, int, bool]]:
     the data edges into a ref- or resource-typed input and of the DT_VARIANT edges between
     dataset ops, in processing order (destination by destination, each one's in-edges in
     order); not into a colocation-exempt op. Picked by numpy over the shared edge index
-    (``dag.graph_edges``); only the picked edges are read as objects."""
+    (``model.edge_index``); only the picked edges are read as objects."""
     ge = graph_edges(graph)
     ops = list(map(_OP, graph.nodes.values()))
     n = len(ops)

@@ -15,7 +15,7 @@ from operator import attrgetter
 
 import numpy as np
 
-from ..model.edge_index import GraphEdges, graph_edges  # noqa: F401 (the shared index)
+from ..model.edge_index import graph_edges
 from ..model.graph import Graph, Node
 from ..model.ops import NEXT_ITERATION
 

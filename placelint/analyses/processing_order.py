@@ -7,9 +7,9 @@ from operator import attrgetter
 
 import numpy as np
 
+from ..model.edge_index import graph_edges
 from ..model.graph import Graph, Node
 from ..model.ops import MERGE, NEXT_ITERATION
-from .dag import graph_edges
 
 _NAME = attrgetter("name")
 

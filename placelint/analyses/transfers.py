@@ -28,10 +28,10 @@ import numpy as np
 
 from ..dtypes import DT_FLOAT, base_type, dtype_name, is_ref
 from ..model.devices import DeviceName
+from ..model.edge_index import graph_edges
 from ..model.graph import Graph
 from ..model.ops import CONSTANT, ENTER, EXIT, FUNCTION_IO
 from ..opdb import get_opdb
-from .dag import graph_edges
 
 HOST_TO_DEVICE = "host->device"
 DEVICE_TO_HOST = "device->host"
