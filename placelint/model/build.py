@@ -95,6 +95,10 @@ class _Builder(FunctionExpansion):
         # op -> {a NodeDef's attrs as wire bytes -> (its node's attrs, their typing)}: one
         # look-up per node
         self._records: dict[str, dict[bytes, tuple]] = {}
+        # id of a NodeDef that is not top level -> (it, its record)
+        self._nd_records: dict[int, tuple] = {}
+        # (op, id of such a record's attrs) -> (their output arg ranges, them)
+        self._out_ranges: dict[int, tuple] = {}
         # The attrs of a node are a dict of shared AttrValues: those but ``_class`` (the
         # colocation lists, which make most nodes of a training graph differ, and which
         # neither the op database nor the validation read), one dict per value of the rest
@@ -150,13 +154,44 @@ class _Builder(FunctionExpansion):
         except KeyError:
             spec = parse_device(device)
             self._devices[device] = (device, spec)
+        if call_site:
+            # a function body's NodeDef (or a control-flow branch call) is added once per
+            # call: its record is looked up once (``nd`` is kept alive, so its id is not
+            # reused)
+            known = self._nd_records.get(id(nd))
+            record = known[1] if known is not None else self.nd_record(nd, nd.name, op, nd.device,
+                                                                       inputs)
+        else:
+            record = self._node_record(nd, name, op, device, inputs)
+        attrs, typed = record
+        signature, types, out_types, shapes = typed
+        # every field positionally: no default factories to run
+        node = Node(name, op, device, spec, attrs, [], [], out_types, shapes, function, call_site,
+                    loop, None, None, signature,
+                    bool(call_site) and call_site in self._soft_calls)
+        nodes[name] = node
+        if name in self.input_types:
+            types = self.input_types[name]
+        self.last = (typed, self._add_inputs(node, inputs, resolve, types) if inputs else 0)
+        if op in CONTROL_FLOW_FUNCS:
+            self._attach_bodies(nd, node, device, function, loop, resolve, stack)
+        return node
+
+    def nd_record(self, nd: NodeDef, name: str, op: str, device: str, inputs: list[str]
+                  ) -> tuple[dict[str, AttrValue], tuple]:
+        """``_node_record`` of a NodeDef that is not top level, kept for its next calls."""
+        record = self._nd_records[id(nd)] = (nd, self._node_record(nd, name, op, device, inputs))
+        return record[1]
+
+    def _node_record(self, nd: NodeDef, nd_name: str, op: str, nd_device: str,
+                     inputs: list[str]) -> tuple[dict[str, AttrValue], tuple]:
+        """``nd``'s attrs and their typing (see ``_record``); ``nd_name``, ``op``,
+        ``nd_device``, ``inputs``: its fields as the caller read them."""
         # ``nd.attr`` copied out of the parsed GraphDef (a value of its map keeps the whole
         # message alive) into a dict of shared values (see ``_bases``), one dict shared by
         # every node with the same attrs and never changed after the build, and its typing
         # (see ``_typing``). The key is the attrs' wire bytes: ``nd`` serialized (fields in
-        # number order) past its fields 1-4, whose size the strings give (a function
-        # body's node or a control-flow call has a name and device of its own).
-        nd_name, nd_device = (nd.name, nd.device) if call_site else (name, device)
+        # number order) past its fields 1-4, whose size the strings give.
         text = f"{nd_name}{op}{nd_device}{''.join(inputs)}"
         if text.isascii() and (len(text) < 128 or max(len(nd_name), len(op), len(nd_device),
                                                       *map(len, inputs)) < 128):
@@ -175,19 +210,7 @@ class _Builder(FunctionExpansion):
             record = self._record(op, key)
             if len(key) <= 4096:
                 records[key] = record
-        attrs, typed = record
-        signature, types, out_types, shapes = typed
-        # every field positionally: no default factories to run
-        node = Node(name, op, device, spec, attrs, [], [], out_types, shapes, function, call_site,
-                    loop, None, None, signature,
-                    bool(call_site) and call_site in self._soft_calls)
-        nodes[name] = node
-        if name in self.input_types:
-            types = self.input_types[name]
-        self.last = (typed, self._add_inputs(node, inputs, resolve, types) if inputs else 0)
-        if op in CONTROL_FLOW_FUNCS:
-            self._attach_bodies(nd, node, device, function, loop, resolve, stack)
-        return node
+        return record
 
     def _record(self, op: str, key: bytes) -> tuple[dict[str, AttrValue], tuple]:
         """The attrs whose wire bytes are ``key`` and their typing for ``op``."""

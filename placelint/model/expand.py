@@ -113,13 +113,11 @@ class FunctionExpansion:
             arg_name = unique(arg)
             arg_nodes[arg] = arg_name
             dtype = arg_type or _attr_type(nd, type_attr)
-            self.input_types[arg_name] = [dtype] if dtype else None
-            attrs = _arg_attrs(dtype, i)
-            if partitioned:
-                attrs[CALL_ARG_ATTR] = _CALL_ARG_VALUE
+            dtypes = _dtypes(dtype)
+            self.input_types[arg_name] = dtypes
             node = Node(name=arg_name, op="_Arg", device=device, spec=spec,
-                        attrs=attrs, function=fname, call_site=name, loop=loop,
-                        output_dtypes=[dtype] if dtype else None, soft=outer_soft)
+                        attrs=_arg_attrs(dtype, i, partitioned), function=fname, call_site=name,
+                        loop=loop, output_dtypes=dtypes, soft=outer_soft)
             types = self._add_node(node)
             if i < len(data_refs):
                 self._add_inputs(node, [data_refs[i]], resolve, types)
@@ -143,10 +141,11 @@ class FunctionExpansion:
         for i, (out, out_type, type_attr) in enumerate(out_args):
             ret_name = unique(out)
             dtype = out_type or _attr_type(nd, type_attr)
-            self.input_types[ret_name] = [dtype] if dtype else None
+            dtypes = _dtypes(dtype)
+            self.input_types[ret_name] = dtypes
             node = Node(name=ret_name, op="_Retval", device=device, spec=spec,
-                        attrs=_arg_attrs(dtype, i), function=fname, call_site=name, loop=loop,
-                        output_dtypes=[dtype] if dtype else None, soft=outer_soft)
+                        attrs=_arg_attrs(dtype, i, False), function=fname, call_site=name,
+                        loop=loop, output_dtypes=dtypes, soft=outer_soft)
             types = self._add_node(node)
             ref = rets.get(out)
             if ref is not None:
@@ -227,7 +226,14 @@ class FunctionExpansion:
         info = opdb.op(nd.op)
         if info is None:
             return 0 if out_arg == "output" else None
-        ranges = info.output_ranges(nd.attr)
+        # asked once per attrs the builder shares (see ``nd_record``), not per reference
+        known = self._nd_records.get(id(nd))
+        attrs = (known[1] if known is not None
+                 else self.nd_record(nd, nd.name, nd.op, nd.device, nd.input[:]))[0]
+        ranges = self._out_ranges.get((nd.op, id(attrs)))
+        if ranges is None:
+            ranges = self._out_ranges[(nd.op, id(attrs))] = (info.output_ranges(attrs), attrs)
+        ranges = ranges[0]
         if ranges is None or out_arg not in ranges:
             return None
         return ranges[out_arg][0]
@@ -267,13 +273,24 @@ class FunctionExpansion:
                 self.pending.append((exit_name, -1, node.name, -1, "^" + exit_name))
 
 
-def _arg_attrs(dtype: int | None, index: int) -> dict[str, AttrValue]:
-    """The attrs TF gives ``_Arg``/``_Retval`` nodes (``T``, ``index``): a new dict of
-    shared values (attrs are never changed after the build)."""
+@lru_cache(maxsize=None)
+def _arg_attrs(dtype: int | None, index: int, call_arg: bool) -> dict[str, AttrValue]:
+    """The attrs TF gives ``_Arg``/``_Retval`` nodes (``T``, ``index``; ``call_arg``: an
+    ``_Arg`` of a (Stateful)PartitionedCall, see ``CALL_ARG_ATTR``): one dict for all the
+    nodes with these (attrs are never changed after the build)."""
     attrs = {"index": _index_value(index)}
     if dtype:
         attrs["T"] = _type_value(dtype)
+    if call_arg:
+        attrs[CALL_ARG_ATTR] = _CALL_ARG_VALUE
     return attrs
+
+
+@lru_cache(maxsize=None)
+def _dtypes(dtype: int | None) -> list[int] | None:
+    """``[dtype]`` (None when unknown): one list for all the nodes with it (dtype lists are
+    never changed after the build)."""
+    return [dtype] if dtype else None
 
 
 @lru_cache(maxsize=None)
