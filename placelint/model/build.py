@@ -72,6 +72,10 @@ class _Builder(FunctionExpansion):
         self.control_alias: dict[str, str] = {}
         # pending edges: (src, slot, dst, dst_slot, original text) resolved after expansion
         self.pending: list[tuple[str, int, str, int, str]] = []
+        # the nodes a pending edge leaves (as named, and as resolved where an alias already
+        # redirects it) / enters: their later edges wait too (see ``_add_inputs``)
+        self.waiting_src: set[str] = set()
+        self.waiting_dst: set[str] = set()
         # node -> its input dtypes, for the nodes the builder makes with them (_Arg, _Retval)
         self.input_types: dict[str, list[int] | None] = {}
         # node -> its input dtypes (as _type_node found them), for nodes with a pending edge
@@ -265,6 +269,7 @@ class _Builder(FunctionExpansion):
         slot = 0
         seen_control = 0
         pending, name = self.pending, node.name
+        waiting_src, waiting_dst = self.waiting_src, self.waiting_dst
         nodes, alias, control_alias = self.graph.nodes, self.alias, self.control_alias
         connect = self._connect
         top_level = resolve is _top_resolve
@@ -300,21 +305,46 @@ class _Builder(FunctionExpansion):
                 dst_slot = slot
                 slot += 1
                 direct = src_slot >= 0 and (not alias or (src, src_slot) not in alias)
-            # The edge is made now when ``finish`` would make exactly it, in the same order:
-            # nothing is pending before it, its source exists (and then can no longer
-            # become an expanded call: a call is expanded only under a name not yet in the
-            # graph) and no alias redirects it. Otherwise it waits for ``finish``. An edge
-            # made here goes from an older node to the newest one: forward (see finish).
-            source = nodes.get(src) if direct and not pending else None
+            # The edge is made now when ``finish`` would make exactly it, in the same place
+            # of its two nodes' edge lists: no pending edge leaves its source or enters its
+            # destination, its source exists (and then can no longer become an expanded
+            # call: a call is expanded only under a name not yet in the graph) and no alias
+            # redirects it. Otherwise it waits for ``finish``. An edge made here goes from
+            # an older node to the newest one: forward (see finish).
+            source = (nodes.get(src) if direct and src not in waiting_src
+                      and name not in waiting_dst else None)
             if source is not None and source is not node:     # (a self-loop waits too)
                 if not connect(source, src_slot, node, dst_slot, types) or source.function:
                     clean = False
             else:
                 pending.append((src, src_slot, name, dst_slot, text))
+                waiting_src.add(src)
+                waiting_dst.add(name)
+                if not direct:
+                    waiting_src.add(self._resolved(src, src_slot))
                 if dst_slot >= 0:
                     self._pending_types[name] = types
                     clean = False
         return slot if clean else -1
+
+    def wait(self, src: str, slot: int, dst: str, dst_slot: int, text: str) -> None:
+        """Leave the edge ``src:slot -> dst`` to ``finish`` (``text``: the input as written);
+        the later edges of its two nodes wait too, so that every node's edges keep the
+        order in which they were read."""
+        self.pending.append((src, slot, dst, dst_slot, text))
+        self.waiting_src.add(src)
+        self.waiting_src.add(self._resolved(src, slot))
+        self.waiting_dst.add(dst)
+
+    def _resolved(self, src: str, slot: int) -> str:
+        """The node an edge from ``src:slot`` leaves once the aliases known so far apply
+        (as ``finish`` resolves it)."""
+        if slot == -1:
+            return self.control_alias.get(src, src)
+        alias = self.alias
+        while (src, slot) in alias:
+            src, slot = alias[(src, slot)]
+        return src
 
     def _connect(self, source: Node, src_slot: int, dest: Node, dst_slot: int,
                  types: list[int] | None) -> bool:

@@ -127,7 +127,7 @@ class FunctionExpansion:
                     f"function '{fname}' takes {len(in_args)}",
                     node=name))
             if entry_control:
-                self.pending.append((entry_control, -1, arg_name, -1, "^" + entry_control))
+                self.wait(entry_control, -1, arg_name, -1, "^" + entry_control)
 
         body_resolve = self._function_resolver(prefix, arg_nodes, by_name, resolved)
         add = self.add
@@ -135,7 +135,7 @@ class FunctionExpansion:
             add(body, prefix + body_name, op, body_device or device, inputs, fname, name, loop,
                 body_resolve, body_stack)
             if entry_control and not inputs:
-                self.pending.append((entry_control, -1, prefix + body_name, -1, "^" + entry_control))
+                self.wait(entry_control, -1, prefix + body_name, -1, "^" + entry_control)
 
         ret_nodes = []
         for i, (out, out_type, type_attr) in enumerate(out_args):
@@ -151,16 +151,20 @@ class FunctionExpansion:
             if ref is not None:
                 self._add_inputs(node, [ref], body_resolve, types)
             self.alias[(name, i)] = (ret_name, 0)
+            if name in self.waiting_src:    # (see ``wait``)
+                self.waiting_src.add(ret_name)
             ret_nodes.append(ret_name)
         exit_control = unique("output_control_node")
         self._add_node(Node(name=exit_control, op="NoOp", device=device,
                             spec=spec, function=fname, call_site=name,
                             loop=loop, soft=outer_soft))
         for r in ret_nodes:
-            self.pending.append((r, -1, exit_control, -1, "^" + r))
+            self.wait(r, -1, exit_control, -1, "^" + r)
         for ctl in control_rets:
-            self.pending.append((prefix + ctl, -1, exit_control, -1, "^" + ctl))
+            self.wait(prefix + ctl, -1, exit_control, -1, "^" + ctl)
         self.control_alias[name] = exit_control
+        if name in self.waiting_src:
+            self.waiting_src.add(exit_control)
         return True
 
     def _function_parts(self, fname: str, fdef) -> tuple:
@@ -270,7 +274,7 @@ class FunctionExpansion:
                              resolve=resolve, stack=stack)
             exit_name = self.control_alias.get(call.name)
             if exit_name:
-                self.pending.append((exit_name, -1, node.name, -1, "^" + exit_name))
+                self.wait(exit_name, -1, node.name, -1, "^" + exit_name)
 
 
 @lru_cache(maxsize=None)
