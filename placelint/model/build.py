@@ -327,25 +327,6 @@ class _Builder(FunctionExpansion):
                     clean = False
         return slot if clean else -1
 
-    def wait(self, src: str, slot: int, dst: str, dst_slot: int, text: str) -> None:
-        """Leave the edge ``src:slot -> dst`` to ``finish`` (``text``: the input as written);
-        the later edges of its two nodes wait too, so that every node's edges keep the
-        order in which they were read."""
-        self.pending.append((src, slot, dst, dst_slot, text))
-        self.waiting_src.add(src)
-        self.waiting_src.add(self._resolved(src, slot))
-        self.waiting_dst.add(dst)
-
-    def _resolved(self, src: str, slot: int) -> str:
-        """The node an edge from ``src:slot`` leaves once the aliases known so far apply
-        (as ``finish`` resolves it)."""
-        if slot == -1:
-            return self.control_alias.get(src, src)
-        alias = self.alias
-        while (src, slot) in alias:
-            src, slot = alias[(src, slot)]
-        return src
-
     def _connect(self, source: Node, src_slot: int, dest: Node, dst_slot: int,
                  types: list[int] | None) -> bool:
         """The one way an edge is made: added to its two nodes and, for data, typed from

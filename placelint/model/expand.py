@@ -46,6 +46,25 @@ CALL_ARG_ATTR = "_placelint_call_arg"
 class FunctionExpansion:
     """Mixed into the graph builder: expands calls and attaches control-flow bodies."""
 
+    def wait(self, src: str, slot: int, dst: str, dst_slot: int, text: str) -> None:
+        """Leave the edge ``src:slot -> dst`` to ``finish`` (``text``: the input as written);
+        the later edges of its two nodes wait too, so that every node's edges keep the
+        order in which they were read."""
+        self.pending.append((src, slot, dst, dst_slot, text))
+        self.waiting_src.add(src)
+        self.waiting_src.add(self._resolved(src, slot))
+        self.waiting_dst.add(dst)
+
+    def _resolved(self, src: str, slot: int) -> str:
+        """The node an edge from ``src:slot`` leaves once the aliases known so far apply
+        (as ``finish`` resolves it)."""
+        if slot == -1:
+            return self.control_alias.get(src, src)
+        alias = self.alias
+        while (src, slot) in alias:
+            src, slot = alias[(src, slot)]
+        return src
+
     def _called_function(self, nd: NodeDef) -> str | None:
         if nd.op in PARTITIONED_CALL:
             return nd.attr["f"].func.name if "f" in nd.attr else ""
