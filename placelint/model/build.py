@@ -72,6 +72,10 @@ class _Builder(FunctionExpansion):
         self.control_alias: dict[str, str] = {}
         # pending edges: (src, slot, dst, dst_slot, original text) resolved after expansion
         self.pending: list[tuple[str, int, str, int, str]] = []
+        # the nodes a pending edge leaves (as named, and as resolved where an alias already
+        # redirects it) / enters: their later edges wait too (see ``_add_inputs``)
+        self.waiting_src: set[str] = set()
+        self.waiting_dst: set[str] = set()
         # node -> its input dtypes, for the nodes the builder makes with them (_Arg, _Retval)
         self.input_types: dict[str, list[int] | None] = {}
         # node -> its input dtypes (as _type_node found them), for nodes with a pending edge
@@ -95,6 +99,10 @@ class _Builder(FunctionExpansion):
         # op -> {a NodeDef's attrs as wire bytes -> (its node's attrs, their typing)}: one
         # look-up per node
         self._records: dict[str, dict[bytes, tuple]] = {}
+        # id of a NodeDef that is not top level -> (it, its record)
+        self._nd_records: dict[int, tuple] = {}
+        # (op, id of such a record's attrs) -> (their output arg ranges, them)
+        self._out_ranges: dict[int, tuple] = {}
         # The attrs of a node are a dict of shared AttrValues: those but ``_class`` (the
         # colocation lists, which make most nodes of a training graph differ, and which
         # neither the op database nor the validation read), one dict per value of the rest
@@ -150,13 +158,44 @@ class _Builder(FunctionExpansion):
         except KeyError:
             spec = parse_device(device)
             self._devices[device] = (device, spec)
+        if call_site:
+            # a function body's NodeDef (or a control-flow branch call) is added once per
+            # call: its record is looked up once (``nd`` is kept alive, so its id is not
+            # reused)
+            known = self._nd_records.get(id(nd))
+            record = known[1] if known is not None else self.nd_record(nd, nd.name, op, nd.device,
+                                                                       inputs)
+        else:
+            record = self._node_record(nd, name, op, device, inputs)
+        attrs, typed = record
+        signature, types, out_types, shapes = typed
+        # every field positionally: no default factories to run
+        node = Node(name, op, device, spec, attrs, [], [], out_types, shapes, function, call_site,
+                    loop, None, None, signature,
+                    bool(call_site) and call_site in self._soft_calls)
+        nodes[name] = node
+        if name in self.input_types:
+            types = self.input_types[name]
+        self.last = (typed, self._add_inputs(node, inputs, resolve, types) if inputs else 0)
+        if op in CONTROL_FLOW_FUNCS:
+            self._attach_bodies(nd, node, device, function, loop, resolve, stack)
+        return node
+
+    def nd_record(self, nd: NodeDef, name: str, op: str, device: str, inputs: list[str]
+                  ) -> tuple[dict[str, AttrValue], tuple]:
+        """``_node_record`` of a NodeDef that is not top level, kept for its next calls."""
+        record = self._nd_records[id(nd)] = (nd, self._node_record(nd, name, op, device, inputs))
+        return record[1]
+
+    def _node_record(self, nd: NodeDef, nd_name: str, op: str, nd_device: str,
+                     inputs: list[str]) -> tuple[dict[str, AttrValue], tuple]:
+        """``nd``'s attrs and their typing (see ``_record``); ``nd_name``, ``op``,
+        ``nd_device``, ``inputs``: its fields as the caller read them."""
         # ``nd.attr`` copied out of the parsed GraphDef (a value of its map keeps the whole
         # message alive) into a dict of shared values (see ``_bases``), one dict shared by
         # every node with the same attrs and never changed after the build, and its typing
         # (see ``_typing``). The key is the attrs' wire bytes: ``nd`` serialized (fields in
-        # number order) past its fields 1-4, whose size the strings give (a function
-        # body's node or a control-flow call has a name and device of its own).
-        nd_name, nd_device = (nd.name, nd.device) if call_site else (name, device)
+        # number order) past its fields 1-4, whose size the strings give.
         text = f"{nd_name}{op}{nd_device}{''.join(inputs)}"
         if text.isascii() and (len(text) < 128 or max(len(nd_name), len(op), len(nd_device),
                                                       *map(len, inputs)) < 128):
@@ -175,19 +214,7 @@ class _Builder(FunctionExpansion):
             record = self._record(op, key)
             if len(key) <= 4096:
                 records[key] = record
-        attrs, typed = record
-        signature, types, out_types, shapes = typed
-        # every field positionally: no default factories to run
-        node = Node(name, op, device, spec, attrs, [], [], out_types, shapes, function, call_site,
-                    loop, None, None, signature,
-                    bool(call_site) and call_site in self._soft_calls)
-        nodes[name] = node
-        if name in self.input_types:
-            types = self.input_types[name]
-        self.last = (typed, self._add_inputs(node, inputs, resolve, types) if inputs else 0)
-        if op in CONTROL_FLOW_FUNCS:
-            self._attach_bodies(nd, node, device, function, loop, resolve, stack)
-        return node
+        return record
 
     def _record(self, op: str, key: bytes) -> tuple[dict[str, AttrValue], tuple]:
         """The attrs whose wire bytes are ``key`` and their typing for ``op``."""
@@ -242,6 +269,7 @@ class _Builder(FunctionExpansion):
         slot = 0
         seen_control = 0
         pending, name = self.pending, node.name
+        waiting_src, waiting_dst = self.waiting_src, self.waiting_dst
         nodes, alias, control_alias = self.graph.nodes, self.alias, self.control_alias
         connect = self._connect
         top_level = resolve is _top_resolve
@@ -277,17 +305,23 @@ class _Builder(FunctionExpansion):
                 dst_slot = slot
                 slot += 1
                 direct = src_slot >= 0 and (not alias or (src, src_slot) not in alias)
-            # The edge is made now when ``finish`` would make exactly it, in the same order:
-            # nothing is pending before it, its source exists (and then can no longer
-            # become an expanded call: a call is expanded only under a name not yet in the
-            # graph) and no alias redirects it. Otherwise it waits for ``finish``. An edge
-            # made here goes from an older node to the newest one: forward (see finish).
-            source = nodes.get(src) if direct and not pending else None
+            # The edge is made now when ``finish`` would make exactly it, in the same place
+            # of its two nodes' edge lists: no pending edge leaves its source or enters its
+            # destination, its source exists (and then can no longer become an expanded
+            # call: a call is expanded only under a name not yet in the graph) and no alias
+            # redirects it. Otherwise it waits for ``finish``. An edge made here goes from
+            # an older node to the newest one: forward (see finish).
+            source = (nodes.get(src) if direct and src not in waiting_src
+                      and name not in waiting_dst else None)
             if source is not None and source is not node:     # (a self-loop waits too)
                 if not connect(source, src_slot, node, dst_slot, types) or source.function:
                     clean = False
             else:
                 pending.append((src, src_slot, name, dst_slot, text))
+                waiting_src.add(src)
+                waiting_dst.add(name)
+                if not direct:
+                    waiting_src.add(self._resolved(src, src_slot))
                 if dst_slot >= 0:
                     self._pending_types[name] = types
                     clean = False

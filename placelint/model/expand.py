@@ -46,6 +46,25 @@ CALL_ARG_ATTR = "_placelint_call_arg"
 class FunctionExpansion:
     """Mixed into the graph builder: expands calls and attaches control-flow bodies."""
 
+    def wait(self, src: str, slot: int, dst: str, dst_slot: int, text: str) -> None:
+        """Leave the edge ``src:slot -> dst`` to ``finish`` (``text``: the input as written);
+        the later edges of its two nodes wait too, so that every node's edges keep the
+        order in which they were read."""
+        self.pending.append((src, slot, dst, dst_slot, text))
+        self.waiting_src.add(src)
+        self.waiting_src.add(self._resolved(src, slot))
+        self.waiting_dst.add(dst)
+
+    def _resolved(self, src: str, slot: int) -> str:
+        """The node an edge from ``src:slot`` leaves once the aliases known so far apply
+        (as ``finish`` resolves it)."""
+        if slot == -1:
+            return self.control_alias.get(src, src)
+        alias = self.alias
+        while (src, slot) in alias:
+            src, slot = alias[(src, slot)]
+        return src
+
     def _called_function(self, nd: NodeDef) -> str | None:
         if nd.op in PARTITIONED_CALL:
             return nd.attr["f"].func.name if "f" in nd.attr else ""
@@ -113,13 +132,11 @@ class FunctionExpansion:
             arg_name = unique(arg)
             arg_nodes[arg] = arg_name
             dtype = arg_type or _attr_type(nd, type_attr)
-            self.input_types[arg_name] = [dtype] if dtype else None
-            attrs = _arg_attrs(dtype, i)
-            if partitioned:
-                attrs[CALL_ARG_ATTR] = _CALL_ARG_VALUE
+            dtypes = _dtypes(dtype)
+            self.input_types[arg_name] = dtypes
             node = Node(name=arg_name, op="_Arg", device=device, spec=spec,
-                        attrs=attrs, function=fname, call_site=name, loop=loop,
-                        output_dtypes=[dtype] if dtype else None, soft=outer_soft)
+                        attrs=_arg_attrs(dtype, i, partitioned), function=fname, call_site=name,
+                        loop=loop, output_dtypes=dtypes, soft=outer_soft)
             types = self._add_node(node)
             if i < len(data_refs):
                 self._add_inputs(node, [data_refs[i]], resolve, types)
@@ -129,7 +146,7 @@ class FunctionExpansion:
                     f"function '{fname}' takes {len(in_args)}",
                     node=name))
             if entry_control:
-                self.pending.append((entry_control, -1, arg_name, -1, "^" + entry_control))
+                self.wait(entry_control, -1, arg_name, -1, "^" + entry_control)
 
         body_resolve = self._function_resolver(prefix, arg_nodes, by_name, resolved)
         add = self.add
@@ -137,31 +154,36 @@ class FunctionExpansion:
             add(body, prefix + body_name, op, body_device or device, inputs, fname, name, loop,
                 body_resolve, body_stack)
             if entry_control and not inputs:
-                self.pending.append((entry_control, -1, prefix + body_name, -1, "^" + entry_control))
+                self.wait(entry_control, -1, prefix + body_name, -1, "^" + entry_control)
 
         ret_nodes = []
         for i, (out, out_type, type_attr) in enumerate(out_args):
             ret_name = unique(out)
             dtype = out_type or _attr_type(nd, type_attr)
-            self.input_types[ret_name] = [dtype] if dtype else None
+            dtypes = _dtypes(dtype)
+            self.input_types[ret_name] = dtypes
             node = Node(name=ret_name, op="_Retval", device=device, spec=spec,
-                        attrs=_arg_attrs(dtype, i), function=fname, call_site=name, loop=loop,
-                        output_dtypes=[dtype] if dtype else None, soft=outer_soft)
+                        attrs=_arg_attrs(dtype, i, False), function=fname, call_site=name,
+                        loop=loop, output_dtypes=dtypes, soft=outer_soft)
             types = self._add_node(node)
             ref = rets.get(out)
             if ref is not None:
                 self._add_inputs(node, [ref], body_resolve, types)
             self.alias[(name, i)] = (ret_name, 0)
+            if name in self.waiting_src:    # (see ``wait``)
+                self.waiting_src.add(ret_name)
             ret_nodes.append(ret_name)
         exit_control = unique("output_control_node")
         self._add_node(Node(name=exit_control, op="NoOp", device=device,
                             spec=spec, function=fname, call_site=name,
                             loop=loop, soft=outer_soft))
         for r in ret_nodes:
-            self.pending.append((r, -1, exit_control, -1, "^" + r))
+            self.wait(r, -1, exit_control, -1, "^" + r)
         for ctl in control_rets:
-            self.pending.append((prefix + ctl, -1, exit_control, -1, "^" + ctl))
+            self.wait(prefix + ctl, -1, exit_control, -1, "^" + ctl)
         self.control_alias[name] = exit_control
+        if name in self.waiting_src:
+            self.waiting_src.add(exit_control)
         return True
 
     def _function_parts(self, fname: str, fdef) -> tuple:
@@ -227,7 +249,14 @@ class FunctionExpansion:
         info = opdb.op(nd.op)
         if info is None:
             return 0 if out_arg == "output" else None
-        ranges = info.output_ranges(nd.attr)
+        # asked once per attrs the builder shares (see ``nd_record``), not per reference
+        known = self._nd_records.get(id(nd))
+        attrs = (known[1] if known is not None
+                 else self.nd_record(nd, nd.name, nd.op, nd.device, nd.input[:]))[0]
+        ranges = self._out_ranges.get((nd.op, id(attrs)))
+        if ranges is None:
+            ranges = self._out_ranges[(nd.op, id(attrs))] = (info.output_ranges(attrs), attrs)
+        ranges = ranges[0]
         if ranges is None or out_arg not in ranges:
             return None
         return ranges[out_arg][0]
@@ -264,16 +293,27 @@ class FunctionExpansion:
                              resolve=resolve, stack=stack)
             exit_name = self.control_alias.get(call.name)
             if exit_name:
-                self.pending.append((exit_name, -1, node.name, -1, "^" + exit_name))
+                self.wait(exit_name, -1, node.name, -1, "^" + exit_name)
 
 
-def _arg_attrs(dtype: int | None, index: int) -> dict[str, AttrValue]:
-    """The attrs TF gives ``_Arg``/``_Retval`` nodes (``T``, ``index``): a new dict of
-    shared values (attrs are never changed after the build)."""
+@lru_cache(maxsize=None)
+def _arg_attrs(dtype: int | None, index: int, call_arg: bool) -> dict[str, AttrValue]:
+    """The attrs TF gives ``_Arg``/``_Retval`` nodes (``T``, ``index``; ``call_arg``: an
+    ``_Arg`` of a (Stateful)PartitionedCall, see ``CALL_ARG_ATTR``): one dict for all the
+    nodes with these (attrs are never changed after the build)."""
     attrs = {"index": _index_value(index)}
     if dtype:
         attrs["T"] = _type_value(dtype)
+    if call_arg:
+        attrs[CALL_ARG_ATTR] = _CALL_ARG_VALUE
     return attrs
+
+
+@lru_cache(maxsize=None)
+def _dtypes(dtype: int | None) -> list[int] | None:
+    """``[dtype]`` (None when unknown): one list for all the nodes with it (dtype lists are
+    never changed after the build)."""
+    return [dtype] if dtype else None
 
 
 @lru_cache(maxsize=None)
