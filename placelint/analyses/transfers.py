@@ -313,7 +313,8 @@ def find_transfers(graph: Graph, placement, shapes=None) -> list[Transfer]:
                 t.dtype = e.dtype if e.dtype is None else base_type(e.dtype)
             table[key] = t
             out.append(t)
-        if dst_name not in t.consumers:
+        # the edges come destination by destination: a consumer already listed is the last
+        if not t.consumers or t.consumers[-1] != dst_name:
             t.consumers.append(dst_name)
     return out
 
