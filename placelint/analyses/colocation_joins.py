@@ -6,7 +6,8 @@ order). ``colocation_graph.py`` replays them on its union-find.
 
 from __future__ import annotations
 
-from operator import attrgetter
+from itertools import count
+from operator import attrgetter, methodcaller
 
 import numpy as np
 
@@ -19,6 +20,8 @@ from .processing_order import ordered
 
 _OP = attrgetter("op")
 _REF = attrgetter("ref")
+_ATTRS = attrgetter("attrs")
+_CLASS = methodcaller("get", "_class")
 
 
 def ref_edges(graph: Graph, exempt: set[str]) -> list[tuple[int, int, bool]]:
@@ -129,24 +132,23 @@ def class_joins(graph: Graph) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[
     return at[joins], root[joins], group[joins], group_names
 
 
-def _class_groups(graph: Graph) -> tuple[list[int], list[int], list[tuple[str, ...]]]:
+def _class_groups(graph: Graph) -> tuple[list[int], np.ndarray, list[tuple[str, ...]]]:
     """The graph positions of the nodes that have a ``_class`` attr, the index of each one's value among the
     distinct values, and the group names (``loc:@NAME`` entries) of each distinct value.
     Many nodes carry the same attr value (the initializer ops of one variable): each
     distinct value, by its bytes, is read once."""
-    at: list[int] = []
-    values: list[bytes] = []
-    add_at, add_value = at.append, values.append
-    for i, node in enumerate(graph.nodes.values()):
-        value = node.attrs.get("_class")
-        if value is not None:
-            add_at(i)
-            add_value(value.SerializeToString())
-    distinct = {value: k for k, value in enumerate(dict.fromkeys(values))}
+    values = list(map(_CLASS, map(_ATTRS, graph.nodes.values())))
+    at = [i for i, value in enumerate(values) if value is not None]
+    serialized = list(map(AttrValue.SerializeToString, map(values.__getitem__, at)))
+    # each value's first position among them, then those numbered in order of appearance
+    first: dict[bytes, int] = {}
+    firsts = np.fromiter(map(first.setdefault, serialized, count()), dtype=np.int64,
+                         count=len(serialized))
+    value_of = np.unique(firsts, return_inverse=True)[1]
     by_value = [tuple(s[5:].decode("utf-8", "replace")
                       for s in AttrValue.FromString(value).list.s if s[:5] == b"loc:@")
-                for value in distinct]
-    return at, list(map(distinct.__getitem__, values)), by_value
+                for value in first]
+    return at, value_of, by_value
 
 
 def _is_dataset_op(op: str) -> bool:
