@@ -12,6 +12,7 @@ from ..model.graph import Graph, Node
 from ..model.ops import MERGE, NEXT_ITERATION
 
 _NAME = attrgetter("name")
+_OP = attrgetter("op")
 
 
 def processing_order(graph: Graph) -> list[Node]:
@@ -41,7 +42,8 @@ def _ordered(graph: Graph) -> tuple[list[Node], dict[str, int]]:
     ge = graph_edges(graph)
     src, dst = ge.src, ge.dst
     pending = np.bincount(dst, minlength=n)     # every in-edge, from the graph or not
-    merges = [i for i, node in enumerate(nodes) if node.op in MERGE]
+    ops = list(map(_OP, nodes))
+    merges = [] if MERGE.isdisjoint(ops) else [i for i, op in enumerate(ops) if op in MERGE]
     if merges:      # a Merge with a loop back edge waits for its control edges and one more
         back = np.zeros(src.size, dtype=bool)
         known = src >= 0
