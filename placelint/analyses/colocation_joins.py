@@ -16,7 +16,7 @@ from ..model.expand import CALL_ARG_ATTR
 from ..model.edge_index import graph_edges
 from ..model.graph import Graph
 from ..proto import AttrValue
-from .processing_order import ordered
+from .processing_order import ordered, processing_positions
 
 _OP = attrgetter("op")
 _REF = attrgetter("ref")
@@ -46,9 +46,9 @@ def ref_edges(graph: Graph, exempt: set[str]) -> list[tuple[int, int, bool]]:
     picked = np.flatnonzero(picked)
     s_at, d_at = src[picked], dst[picked]
     is_arg = kind[d_at] & 4 > 0
-    order, idx = ordered(graph)
-    if idx is not graph.positions():     # (else processing order is graph order)
-        pos = np.fromiter(map(idx.__getitem__, graph.nodes), dtype=np.int64, count=n)
+    order = ordered(graph)[0]
+    pos = processing_positions(graph)
+    if pos is not None:     # (else processing order is graph order)
         s_at, d_at = pos[s_at], pos[d_at]
         by = np.argsort(d_at, kind="stable")
         s_at, d_at, is_arg = s_at[by], d_at[by], is_arg[by]
@@ -66,11 +66,10 @@ def without_data_input(graph: Graph) -> list[int]:
     n = len(graph.nodes)
     has_data = np.zeros(n, dtype=bool)
     has_data[ge.dst[ge.src_slot >= 0]] = True
-    idx = ordered(graph)[1]
-    if idx is not graph.positions():
+    pos = processing_positions(graph)
+    if pos is not None:
         by_position = np.zeros(n, dtype=bool)
-        by_position[np.fromiter(map(idx.__getitem__, graph.nodes), dtype=np.int64,
-                                count=n)] = has_data
+        by_position[pos] = has_data
         has_data = by_position
     return np.flatnonzero(~has_data).tolist()
 
@@ -88,7 +87,6 @@ def class_joins(graph: Graph) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[
     if not at:
         none = np.empty(0, dtype=np.int64)
         return none, none, none, []
-    idx = ordered(graph)[1]
     group_names = sorted({group for groups in by_value for group in groups})
     gid = {group: k for k, group in enumerate(group_names)}
     # each distinct value's groups as ids, flat, with where each value's run starts
@@ -112,8 +110,8 @@ def class_joins(graph: Graph) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[
     value = np.concatenate((np.asarray(value_of, dtype=np.int64),
                             np.full(visitors.size - at.size, -1, dtype=np.int64)))
     # processing positions (the same as graph positions when ``ordered`` kept graph order)
-    pos = visitors if idx is positions else np.fromiter(
-        map(idx.__getitem__, graph.nodes), dtype=np.int64, count=len(positions))[visitors]
+    pos = processing_positions(graph)
+    pos = visitors if pos is None else pos[visitors]
     n_class = np.where(value >= 0, lens[value], 0)
     by_pos = np.argsort(pos, kind="stable")
     pos, own, value, n_class = pos[by_pos], own[by_pos], value[by_pos], n_class[by_pos]

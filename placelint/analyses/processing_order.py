@@ -28,6 +28,18 @@ def ordered(graph: Graph) -> tuple[list[Node], dict[str, int]]:
     return graph.derived("processing_order", lambda: _ordered(graph))
 
 
+def processing_positions(graph: Graph) -> np.ndarray | None:
+    """Each node's position in processing order, by graph position (int64), worked out
+    once per graph; None when processing order is graph order."""
+    def build():
+        idx = ordered(graph)[1]
+        if idx is graph.positions():
+            return None
+        return np.fromiter(map(idx.__getitem__, graph.nodes), dtype=np.int64,
+                           count=len(graph.nodes))
+    return graph.derived("processing_positions", build)
+
+
 def _ordered(graph: Graph) -> tuple[list[Node], dict[str, int]]:
     nodes = list(graph.nodes.values())
     index = graph.positions()
