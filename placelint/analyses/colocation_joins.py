@@ -15,7 +15,6 @@ from ..dtypes import DT_VARIANT
 from ..model.expand import CALL_ARG_ATTR
 from ..model.edge_index import graph_edges
 from ..model.graph import Graph
-from ..proto import AttrValue
 from .processing_order import ordered, processing_positions
 
 _OP = attrgetter("op")
@@ -133,19 +132,29 @@ def class_joins(graph: Graph) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[
 def _class_groups(graph: Graph) -> tuple[list[int], np.ndarray, list[tuple[str, ...]]]:
     """The graph positions of the nodes that have a ``_class`` attr, the index of each one's value among the
     distinct values, and the group names (``loc:@NAME`` entries) of each distinct value.
-    Many nodes carry the same attr value (the initializer ops of one variable): each
-    distinct value, by its bytes, is read once."""
+    Many nodes carry the same attr value (the initializer ops of one variable), and the
+    builder gives them one shared ``AttrValue``: each object is looked at once, and each
+    distinct value (by its bytes: objects of equal values are not always shared) read once."""
     values = list(map(_CLASS, map(_ATTRS, graph.nodes.values())))
     at = [i for i, value in enumerate(values) if value is not None]
-    serialized = list(map(AttrValue.SerializeToString, map(values.__getitem__, at)))
-    # each value's first position among them, then those numbered in order of appearance
-    first: dict[bytes, int] = {}
-    firsts = np.fromiter(map(first.setdefault, serialized, count()), dtype=np.int64,
-                         count=len(serialized))
-    value_of = np.unique(firsts, return_inverse=True)[1]
-    by_value = [tuple(s[5:].decode("utf-8", "replace")
-                      for s in AttrValue.FromString(value).list.s if s[:5] == b"loc:@")
-                for value in first]
+    classed = list(map(values.__getitem__, at))
+    # each object's first position among them, then those numbered in order of appearance
+    first: dict[int, int] = {}
+    firsts = np.fromiter(map(first.setdefault, map(id, classed), count()), dtype=np.int64,
+                         count=len(classed))
+    objects, object_of = np.unique(firsts, return_inverse=True)
+    distinct: dict[bytes, int] = {}
+    read = []
+    value_by_object = []
+    for k in objects.tolist():
+        value = classed[k]
+        n = distinct.setdefault(value.SerializeToString(), len(distinct))
+        if n == len(read):
+            read.append(value)
+        value_by_object.append(n)
+    value_of = np.array(value_by_object, dtype=np.int64)[object_of]
+    by_value = [tuple(s[5:].decode("utf-8", "replace") for s in value.list.s
+                      if s[:5] == b"loc:@") for value in read]
     return at, value_of, by_value
 
 
