@@ -87,7 +87,7 @@ class _Placer(ColocationGraph):
         devices = self.devices.devices
         self._table = [d.name for d in devices] + [None]
         slot = {d.name: k for k, d in enumerate(devices)}
-        state_ids = np.array([st.id for st in state], dtype=np.int64)[leader_roots]
+        state_ids = np.array([state[r].id for r in leader_roots.tolist()], dtype=np.int64)
         first_device, single = self._first_devices(slot, state_ids)
         device = first_device[state_ids]
         # A leader's group with one candidate device gets it whatever the leader is: TF
