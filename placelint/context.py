@@ -92,7 +92,8 @@ class Context:
         from .analyses.placer import PlacementResult
         p = self.placement
         client = self.client_device.name
-        args = {n: client for n, node in step.graph.nodes.items()
+        # (``step.subgraph`` puts the fed tensors' _Args first)
+        args = {n: client for n, node in islice(step.graph.nodes.items(), len(step.feeds))
                 if node.op == "_Arg" and n not in p.device}
         return PlacementResult(p.devices, p.allow_soft_placement, {**p.device, **args},
                                p.errors, p.events, p.unknown_ops, p.group_of)

@@ -13,6 +13,7 @@ The candidate devices of a group are ``device_candidates.py``; the assignment ``
 
 from __future__ import annotations
 
+from itertools import count
 from operator import attrgetter
 
 from ..dtypes import DT_RESOURCE, is_ref
@@ -105,24 +106,26 @@ class ColocationGraph(DeviceCandidates):
         # malformed device, attrs without a signature) and the nodes without a data input
         # (generators, resource devices) are then visited one by one, in order.
         order = self.order
-        keys = list(map(_MEMBER_KEY, order))
-        first = dict(zip(reversed(keys), reversed(order)))     # key -> its first node
+        # each node's key as the position of its first node (a key is hashed once)
+        first: dict[tuple, int] = {}
+        keys = list(map(first.setdefault, map(_MEMBER_KEY, order), count()))
         kernels: dict[tuple, tuple] = {}
-        base: dict[tuple, State | None] = {}
-        infos: dict[tuple, object] = {}
-        for key, node in first.items():
+        base: dict[int, State | None] = {}
+        infos: dict[int, object] = {}
+        for key, at in first.items():
             op, signature, _, soft = key
+            node = order[at]
             spec = node.spec
             if spec is None or (signature is None and self.opdb.op(op) is not None):
-                base[key] = None
+                base[at] = None
                 continue
             info, supported = self._kernels(kernels, node, signature)
             if info is None or not supported:
-                base[key] = None
+                base[at] = None
                 continue
-            infos[key] = info
-            base[key] = self.intern(EMPTY, EMPTY, EMPTY if spec.is_empty else spec,
-                                    supported, soft)
+            infos[at] = info
+            base[at] = self.intern(EMPTY, EMPTY, EMPTY if spec.is_empty else spec,
+                                   supported, soft)
         self.state = state = list(map(base.__getitem__, keys))
         generators: list[int] = []
         resource_states: dict[int, State] = {}

@@ -6,7 +6,8 @@ order). ``colocation_graph.py`` replays them on its union-find.
 
 from __future__ import annotations
 
-from operator import attrgetter
+from itertools import count
+from operator import attrgetter, methodcaller
 
 import numpy as np
 
@@ -14,11 +15,12 @@ from ..dtypes import DT_VARIANT
 from ..model.expand import CALL_ARG_ATTR
 from ..model.edge_index import graph_edges
 from ..model.graph import Graph
-from ..proto import AttrValue
-from .processing_order import ordered
+from .processing_order import ordered, processing_positions
 
 _OP = attrgetter("op")
 _REF = attrgetter("ref")
+_ATTRS = attrgetter("attrs")
+_CLASS = methodcaller("get", "_class")
 
 
 def ref_edges(graph: Graph, exempt: set[str]) -> list[tuple[int, int, bool]]:
@@ -43,9 +45,9 @@ def ref_edges(graph: Graph, exempt: set[str]) -> list[tuple[int, int, bool]]:
     picked = np.flatnonzero(picked)
     s_at, d_at = src[picked], dst[picked]
     is_arg = kind[d_at] & 4 > 0
-    order, idx = ordered(graph)
-    if idx is not graph.positions():     # (else processing order is graph order)
-        pos = np.fromiter(map(idx.__getitem__, graph.nodes), dtype=np.int64, count=n)
+    order = ordered(graph)[0]
+    pos = processing_positions(graph)
+    if pos is not None:     # (else processing order is graph order)
         s_at, d_at = pos[s_at], pos[d_at]
         by = np.argsort(d_at, kind="stable")
         s_at, d_at, is_arg = s_at[by], d_at[by], is_arg[by]
@@ -63,11 +65,10 @@ def without_data_input(graph: Graph) -> list[int]:
     n = len(graph.nodes)
     has_data = np.zeros(n, dtype=bool)
     has_data[ge.dst[ge.src_slot >= 0]] = True
-    idx = ordered(graph)[1]
-    if idx is not graph.positions():
+    pos = processing_positions(graph)
+    if pos is not None:
         by_position = np.zeros(n, dtype=bool)
-        by_position[np.fromiter(map(idx.__getitem__, graph.nodes), dtype=np.int64,
-                                count=n)] = has_data
+        by_position[pos] = has_data
         has_data = by_position
     return np.flatnonzero(~has_data).tolist()
 
@@ -85,7 +86,6 @@ def class_joins(graph: Graph) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[
     if not at:
         none = np.empty(0, dtype=np.int64)
         return none, none, none, []
-    idx = ordered(graph)[1]
     group_names = sorted({group for groups in by_value for group in groups})
     gid = {group: k for k, group in enumerate(group_names)}
     # each distinct value's groups as ids, flat, with where each value's run starts
@@ -109,8 +109,8 @@ def class_joins(graph: Graph) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[
     value = np.concatenate((np.asarray(value_of, dtype=np.int64),
                             np.full(visitors.size - at.size, -1, dtype=np.int64)))
     # processing positions (the same as graph positions when ``ordered`` kept graph order)
-    pos = visitors if idx is positions else np.fromiter(
-        map(idx.__getitem__, graph.nodes), dtype=np.int64, count=len(positions))[visitors]
+    pos = processing_positions(graph)
+    pos = visitors if pos is None else pos[visitors]
     n_class = np.where(value >= 0, lens[value], 0)
     by_pos = np.argsort(pos, kind="stable")
     pos, own, value, n_class = pos[by_pos], own[by_pos], value[by_pos], n_class[by_pos]
@@ -129,24 +129,33 @@ def class_joins(graph: Graph) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[
     return at[joins], root[joins], group[joins], group_names
 
 
-def _class_groups(graph: Graph) -> tuple[list[int], list[int], list[tuple[str, ...]]]:
+def _class_groups(graph: Graph) -> tuple[list[int], np.ndarray, list[tuple[str, ...]]]:
     """The graph positions of the nodes that have a ``_class`` attr, the index of each one's value among the
     distinct values, and the group names (``loc:@NAME`` entries) of each distinct value.
-    Many nodes carry the same attr value (the initializer ops of one variable): each
-    distinct value, by its bytes, is read once."""
-    at: list[int] = []
-    values: list[bytes] = []
-    add_at, add_value = at.append, values.append
-    for i, node in enumerate(graph.nodes.values()):
-        value = node.attrs.get("_class")
-        if value is not None:
-            add_at(i)
-            add_value(value.SerializeToString())
-    distinct = {value: k for k, value in enumerate(dict.fromkeys(values))}
-    by_value = [tuple(s[5:].decode("utf-8", "replace")
-                      for s in AttrValue.FromString(value).list.s if s[:5] == b"loc:@")
-                for value in distinct]
-    return at, list(map(distinct.__getitem__, values)), by_value
+    Many nodes carry the same attr value (the initializer ops of one variable), and the
+    builder gives them one shared ``AttrValue``: each object is looked at once, and each
+    distinct value (by its bytes: objects of equal values are not always shared) read once."""
+    values = list(map(_CLASS, map(_ATTRS, graph.nodes.values())))
+    at = [i for i, value in enumerate(values) if value is not None]
+    classed = list(map(values.__getitem__, at))
+    # each object's first position among them, then those numbered in order of appearance
+    first: dict[int, int] = {}
+    firsts = np.fromiter(map(first.setdefault, map(id, classed), count()), dtype=np.int64,
+                         count=len(classed))
+    objects, object_of = np.unique(firsts, return_inverse=True)
+    distinct: dict[bytes, int] = {}
+    read = []
+    value_by_object = []
+    for k in objects.tolist():
+        value = classed[k]
+        n = distinct.setdefault(value.SerializeToString(), len(distinct))
+        if n == len(read):
+            read.append(value)
+        value_by_object.append(n)
+    value_of = np.array(value_by_object, dtype=np.int64)[object_of]
+    by_value = [tuple(s[5:].decode("utf-8", "replace") for s in value.list.s
+                      if s[:5] == b"loc:@") for value in read]
+    return at, value_of, by_value
 
 
 def _is_dataset_op(op: str) -> bool:

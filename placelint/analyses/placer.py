@@ -29,6 +29,7 @@ IsIdentity, IsMerge) are ``model/ops.py``.
 
 from __future__ import annotations
 
+from operator import attrgetter
 from typing import NamedTuple
 
 import numpy as np
@@ -86,19 +87,23 @@ class _Placer(ColocationGraph):
         devices = self.devices.devices
         self._table = [d.name for d in devices] + [None]
         slot = {d.name: k for k, d in enumerate(devices)}
-        state_ids = np.array([st.id for st in state], dtype=np.int64)[leader_roots]
-        first_device = np.full(len(self._state_list), -1, dtype=np.int64)
-        for k in np.flatnonzero(np.bincount(state_ids)).tolist():
-            found = self.state_devices(self._state_list[k])
-            if found:
-                first_device[k] = slot[found[0].name]
+        state_ids = np.array([state[r].id for r in leader_roots.tolist()], dtype=np.int64)
+        first_device, single = self._first_devices(slot, state_ids)
         device = first_device[state_ids]
-        follows, following = self.follows_input, _FOLLOWING
-        visit = is_gen[leaders] | (device < 0) | np.fromiter(
-            (node.op in following and follows(node) for node in map(order.__getitem__, leaders.tolist())),
-            dtype=bool, count=len(leaders))
+        # A leader's group with one candidate device gets it whatever the leader is: TF
+        # picks among the candidates. Only the others need a visit to choose.
+        choose = ~single[state_ids]
+        ops = list(map(_OP, map(order.__getitem__, leaders.tolist())))
+        kinds = {op: op in _FOLLOWING for op in set(ops)}
+        maybe = np.flatnonzero(np.fromiter(map(kinds.__getitem__, ops), dtype=bool,
+                                           count=len(ops)) & choose)
+        follows = np.zeros(len(leaders), dtype=bool)
+        follows[maybe] = list(map(self.follows_input, map(order.__getitem__,
+                                                          leaders[maybe].tolist())))
+        visit = ((is_gen[leaders] | follows) & choose) | (device < 0)
         if deferred:
-            visit |= np.isin(leader_roots, np.fromiter(deferred, dtype=np.int64))
+            body = np.isin(leader_roots, np.fromiter(deferred, dtype=np.int64))
+            visit |= body
         if self.failed_roots:
             failed = np.isin(leader_roots, np.fromiter(self.failed_roots, dtype=np.int64))
             visit &= ~failed
@@ -109,15 +114,10 @@ class _Placer(ColocationGraph):
         at[seq] = np.arange(n)
         self._at, self._roots, self._by_root = at.tolist(), roots.tolist(), by_root.tolist()
         self._pinned: dict[tuple[int, str], State] = {}
-        if deferred:
-            source_of: dict[int, int] = {}
-            for arg, src in self.pinned_args:
-                source_of.setdefault(self._roots[arg], src)
-        for i in leaders[visit].tolist():
-            root = self._roots[i]
-            if root in deferred and root not in self.failed_roots:
-                self.pin(root, i, source_of.get(root))
-            self.place_group(order[i], i, root, bool(is_gen[i]))
+        for i in leaders[visit & ~body if deferred else visit].tolist():
+            self.place_group(order[i], i, self._roots[i], bool(is_gen[i]))
+        if deferred:        # (the function bodies come last in the sequence)
+            self._place_bodies(leaders[visit & body].tolist(), is_gen, slot)
         # every node: its group's device
         names = list(self.idx)      # (``idx`` lists the nodes in processing order)
         by_root = np.array(self._by_root, dtype=np.int64)
@@ -127,6 +127,48 @@ class _Placer(ColocationGraph):
         grouped = (np.bincount(roots, minlength=n)[roots] > 1).tolist()
         self.result.group_of = GroupOf(names, self.idx, self._roots, grouped)
 
+    def _first_devices(self, slot: dict, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Per state id (of those in ``ids``): the slot of its first candidate device (-1:
+        none), and whether it is its only one."""
+        first = np.full(len(self._state_list), -1, dtype=np.int64)
+        single = np.zeros(len(self._state_list), dtype=bool)
+        for k in np.flatnonzero(np.bincount(ids)).tolist():
+            found = self.state_devices(self._state_list[k])
+            if found:
+                first[k] = slot[found[0].name]
+                single[k] = len(found) == 1
+        return first, single
+
+    def _place_bodies(self, leaders: list[int], is_gen: np.ndarray, slot: dict):
+        """The function bodies' leaders, in order. A body's group reached through a
+        resource ``_Arg`` is pinned to the device its ``_Arg``'s input got (TF instantiates
+        the body with ``_Arg`` nodes assigned to their inputs' devices; a body node's own
+        request on the resource is then ignored, as across any resource edge), then
+        placed: a group whose state then has one candidate device gets it without a visit
+        (``place_group`` would choose it)."""
+        source_of: dict[int, int] = {}
+        for arg, src in self.pinned_args:
+            source_of.setdefault(self._roots[arg], src)
+        roots, at, by_root, state = self._roots, self._at, self._by_root, self.state
+        order, failed = self.order, self.failed_roots
+        known: dict[tuple[int, int], tuple[State, int]] = {}
+        for i in leaders:
+            root = roots[i]
+            src = source_of.get(root)
+            code = by_root[roots[src]] if src is not None and at[src] < at[i] else -1
+            st = state[root]
+            hit = known.get((st.id, code))
+            if hit is None:
+                pinned = st if code < 0 else self._pinned_state(st, self._table[code])
+                found = self.state_devices(pinned)
+                hit = known[(st.id, code)] = (pinned, slot[found[0].name]
+                                              if len(found) == 1 else -1)
+            state[root] = hit[0]
+            if hit[1] >= 0:
+                by_root[root] = hit[1]
+            elif root not in failed:
+                self.place_group(order[i], i, root, bool(is_gen[i]))
+
     def placed(self, j: int, before: int) -> str | None:
         """The device of node ``j`` as TF sees it when it assigns the node at sequence
         position ``before``: None when ``j`` comes later (or its group failed)."""
@@ -134,20 +176,13 @@ class _Placer(ColocationGraph):
             return self._table[self._by_root[self._roots[j]]]
         return None
 
-    def pin(self, root: int, i: int, src: int | None):
-        """A function body's group reached through a resource ``_Arg``: pinned to the
-        device its ``_Arg``'s input got (TF instantiates the body with ``_Arg`` nodes
-        assigned to their inputs' devices; a body node's own request on the resource is
-        then ignored, as across any resource edge)."""
-        device = self.placed(src, self._at[i]) if src is not None else None
-        if device is not None:
-            st = self.state[root]
-            pinned = self._pinned.get((st.id, device))
-            if pinned is None:
-                spec = self.devices.get(device).spec
-                pinned = self._pinned[(st.id, device)] = self.intern(spec, spec, spec,
-                                                                     st.supported, st.soft)
-            self.state[root] = pinned
+    def _pinned_state(self, st: State, device: str) -> State:
+        pinned = self._pinned.get((st.id, device))
+        if pinned is None:
+            spec = self.devices.get(device).spec
+            pinned = self._pinned[(st.id, device)] = self.intern(spec, spec, spec,
+                                                                 st.supported, st.soft)
+        return pinned
 
     def place_group(self, node: Node, i: int, root: int, second_pass: bool):
         """The leader ``node`` (position ``i``) of group ``root`` chooses the group's device."""
@@ -254,6 +289,7 @@ class _Colocation(NamedTuple):
 
 #: ops whose device may follow their input's (placer.cc ``IsMetadata``, ``IsIdentity``)
 _FOLLOWING = METADATA | IDENTITY
+_OP = attrgetter("op")
 
 
 def _roots(parent: list[int]) -> np.ndarray:

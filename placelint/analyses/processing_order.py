@@ -12,6 +12,7 @@ from ..model.graph import Graph, Node
 from ..model.ops import MERGE, NEXT_ITERATION
 
 _NAME = attrgetter("name")
+_OP = attrgetter("op")
 
 
 def processing_order(graph: Graph) -> list[Node]:
@@ -25,6 +26,18 @@ def ordered(graph: Graph) -> tuple[list[Node], dict[str, int]]:
     """``processing_order(graph)`` and each node's position in it, computed once per graph
     (the placement, the soft placement and the rules' node order share it): do not modify."""
     return graph.derived("processing_order", lambda: _ordered(graph))
+
+
+def processing_positions(graph: Graph) -> np.ndarray | None:
+    """Each node's position in processing order, by graph position (int64), worked out
+    once per graph; None when processing order is graph order."""
+    def build():
+        idx = ordered(graph)[1]
+        if idx is graph.positions():
+            return None
+        return np.fromiter(map(idx.__getitem__, graph.nodes), dtype=np.int64,
+                           count=len(graph.nodes))
+    return graph.derived("processing_positions", build)
 
 
 def _ordered(graph: Graph) -> tuple[list[Node], dict[str, int]]:
@@ -41,7 +54,8 @@ def _ordered(graph: Graph) -> tuple[list[Node], dict[str, int]]:
     ge = graph_edges(graph)
     src, dst = ge.src, ge.dst
     pending = np.bincount(dst, minlength=n)     # every in-edge, from the graph or not
-    merges = [i for i, node in enumerate(nodes) if node.op in MERGE]
+    ops = list(map(_OP, nodes))
+    merges = [] if MERGE.isdisjoint(ops) else [i for i, op in enumerate(ops) if op in MERGE]
     if merges:      # a Merge with a loop back edge waits for its control edges and one more
         back = np.zeros(src.size, dtype=bool)
         known = src >= 0

@@ -23,6 +23,8 @@ from __future__ import annotations
 from collections import deque
 from dataclasses import dataclass, field
 from functools import lru_cache
+from operator import attrgetter
+from typing import NamedTuple
 
 import numpy as np
 
@@ -37,6 +39,9 @@ HOST_TO_DEVICE = "host->device"
 DEVICE_TO_HOST = "device->host"
 DEVICE_TO_DEVICE = "device->device"
 HOST_TO_HOST = "host->host"
+
+_OP = attrgetter("op")
+_LOOP = attrgetter("loop")
 
 
 @dataclass
@@ -138,10 +143,12 @@ def _frames(graph: Graph) -> tuple[dict[str, str], dict[str, str]]:
     nodes = graph.nodes
     frames: dict[str, str] = {}
     parents: dict[str, str] = {}
-    if not any(n.op in ENTER for n in nodes.values()):
+    if ENTER.isdisjoint(map(_OP, nodes.values())):
         # No TF1 loop: every frame is the root frame but a functional While body's. (The
         # walk below would visit every node to say so; the key order is the walk's: nodes
         # without inputs first.)
+        if not any(map(_LOOP, nodes.values())):
+            return frames, parents
         looped = [(name, node) for name, node in nodes.items() if node.loop]
         frames = {name: node.loop for name, node in looped if not node.in_edges}
         frames.update((name, node.loop) for name, node in looped if node.in_edges)
@@ -215,58 +222,82 @@ def _host_cpu(device_name: DeviceName) -> DeviceName:
     return device_name.on("CPU", 0)
 
 
-def replicated_constants(graph: Graph, placement) -> set[str]:
-    """Constants ``ReplicateConstantsPass`` copies to each consumer's CPU device."""
-    device = placement.device
-    out = set()
-    for node in graph.nodes.values():
-        if node.op not in CONSTANT or len(node.out_edges) <= 1:
-            continue
-        if any(e.src_slot < 0 for e in node.out_edges):
-            continue
-        dev = device.get(node.name)
-        if dev is None or dev.type != "CPU" or "value" not in node.attrs:
-            continue
-        shape = node.attrs["value"].tensor.tensor_shape
-        if shape.unknown_rank:
-            continue
-        elements = 1
-        for d in shape.dim:
-            elements *= max(d.size, 0)
-        if elements > REPLICATE_MAX_ELEMENTS:
-            continue
-        targets = {_host_cpu(device[e.dst]) for e in node.out_edges if device.get(e.dst)}
-        if len(targets) > 1:
-            out.add(node.name)
-    return out
+class _Codes(NamedTuple):
+    """Every node's device as a code over the graph's positions (0: unplaced), the devices
+    by code (``names``), and per code its CPU-ness and the code of the CPU a replicated
+    constant lands on for a consumer there (``host``)."""
+    dev: np.ndarray
+    names: list
+    cpu: np.ndarray
+    host: np.ndarray
 
 
-def find_transfers(graph: Graph, placement, shapes=None) -> list[Transfer]:
-    """Every _Send/_Recv pair the partitioner would add, in graph order."""
-    device = placement.device
-    frames = output_frames(graph)
-    memory = _memory_info(graph, placement)
-    replicated = replicated_constants(graph, placement)
-    ge = graph_edges(graph)
-    src_at, dst_at = ge.src, ge.dst
-    # every node's device as a code (0: unplaced); per code its CPU-ness and the CPU a
-    # replicated constant lands on for a consumer there
-    code: dict[DeviceName | None, int] = {None: 0}
-    dev = np.fromiter((code.setdefault(d, len(code)) for d in map(device.get, graph.nodes)),
-                      dtype=np.int64, count=len(graph.nodes))
+def _device_codes(graph: Graph, placement) -> _Codes:
+    devs = list(map(placement.device.get, graph.nodes))
+    code = {d: k for k, d in enumerate(dict.fromkeys([None, *devs]))}
+    dev = np.fromiter(map(code.__getitem__, devs), dtype=np.int64, count=len(devs))
     for d in list(code)[1:]:
         code.setdefault(_host_cpu(d), len(code))
     names = list(code)
     host = np.array([0] + [code[_host_cpu(d)] for d in names[1:]], dtype=np.int64)
     cpu = np.array([False] + [d.type == "CPU" for d in names[1:]], dtype=bool)
+    return _Codes(dev, names, cpu, host)
+
+
+def _replicated(graph: Graph, codes: _Codes) -> np.ndarray:
+    """The positions of the constants ``ReplicateConstantsPass`` copies: on a CPU, at most
+    ``REPLICATE_MAX_ELEMENTS`` elements, several out-edges, none a control edge, and
+    consumers on more than one CPU (each consumer's host CPU)."""
+    ops = list(map(_OP, graph.nodes.values()))
+    kinds = {op: op in CONSTANT for op in set(ops)}
+    n = len(ops)
+    const = np.fromiter(map(kinds.__getitem__, ops), dtype=bool, count=n)
+    const &= codes.cpu[codes.dev]
+    ge = graph_edges(graph)
+    src = ge.src
+    out = (src >= 0) & const[np.maximum(src, 0)]
+    if not out.any():
+        return np.empty(0, dtype=np.int64)
+    s, d, control = src[out], ge.dst[out], ge.src_slot[out] < 0
+    const[s[control]] = False
+    const &= np.bincount(s, minlength=n) > 1
+    # consumers' host CPUs: distinct (constant, host) pairs of the placed consumers
+    placed = const[s] & (codes.dev[d] > 0)
+    pairs = np.unique(s[placed] * len(codes.names) + codes.host[codes.dev[d[placed]]])
+    several = np.bincount(pairs // len(codes.names), minlength=n) > 1
+    found = []
+    nodes = list(graph.nodes.values())
+    for i in np.flatnonzero(const & several).tolist():
+        node = nodes[i]
+        if "value" not in node.attrs:
+            continue
+        shape = node.attrs["value"].tensor.tensor_shape
+        if shape.unknown_rank:
+            continue
+        elements = 1
+        for dim in shape.dim:
+            elements *= max(dim.size, 0)
+        if elements <= REPLICATE_MAX_ELEMENTS:
+            found.append(i)
+    return np.array(found, dtype=np.int64)
+
+
+def find_transfers(graph: Graph, placement, shapes=None) -> list[Transfer]:
+    """Every _Send/_Recv pair the partitioner would add, in graph order."""
+    frames = output_frames(graph)
+    memory = _memory_info(graph, placement)
+    ge = graph_edges(graph)
+    src_at, dst_at = ge.src, ge.dst
+    codes = _device_codes(graph, placement)
+    dev, names, host, cpu = codes.dev, codes.names, codes.host, codes.cpu
+    replicated = _replicated(graph, codes)
     # An edge needs a look when both ends are placed and, after constant replication, its
     # ends are on two devices, or on one non-CPU device for a data edge (memory types).
     known = src_at >= 0
     src_dev = dev[np.where(known, src_at, 0)]
     dst_dev = dev[dst_at]
     is_rep = np.zeros(len(graph.nodes) + 1, dtype=bool)
-    if replicated:
-        is_rep[[graph.positions()[name] for name in replicated]] = True
+    is_rep[replicated] = True
     src_dev = np.where(is_rep[np.where(known, src_at, -1)], host[dst_dev], src_dev)
     dst_cpu = cpu[dst_dev]
     look = known & (src_dev > 0) & (dst_dev > 0) & ~(
@@ -313,7 +344,8 @@ def find_transfers(graph: Graph, placement, shapes=None) -> list[Transfer]:
                 t.dtype = e.dtype if e.dtype is None else base_type(e.dtype)
             table[key] = t
             out.append(t)
-        if dst_name not in t.consumers:
+        # the edges come destination by destination: a consumer already listed is the last
+        if not t.consumers or t.consumers[-1] != dst_name:
             t.consumers.append(dst_name)
     return out
 
