@@ -84,10 +84,9 @@ class _Builder(FunctionExpansion):
         self.node_budget = len(graph_def.node) + MAX_EXPANDED_NODES
         self.depth_exceeded = False
         self._duplicates: set[str] = set()
-        # device string -> (one copy of it, parse_device(device)); op -> one copy of it;
-        # op -> opdb.op(op): models repeat a handful of each
+        # device string -> (one copy of it, parse_device(device)); op -> opdb.op(op): models
+        # repeat a handful of each
         self._devices: dict[str, tuple[str, DeviceSpec | None]] = {}
-        self._ops: dict[str, str] = {}
         self._infos: dict[str, OpInfo | None] = {}
         # destination -> its data edges reading an output their source lacks
         self._bad_inputs: dict[str, list[Edge]] = {}
@@ -95,9 +94,10 @@ class _Builder(FunctionExpansion):
         self._soft_calls: set[str] = set()
         # function -> what expansion reads of it (see ``_function_parts``)
         self._function_bodies: dict[str, tuple] = {}
-        # op -> {a NodeDef's attrs as wire bytes -> (its node's attrs, their typing)}: one
-        # look-up per node
-        self._records: dict[str, dict[bytes, tuple]] = {}
+        # op -> what ``add`` does by op, one look-up per node: (one copy of the op string,
+        # whether it may call a function, whether it is functional control flow, {a
+        # NodeDef's attrs as wire bytes -> (its node's attrs, their typing)})
+        self._op_facts: dict[str, tuple[str, bool, bool, dict[bytes, tuple]]] = {}
         # The attrs of a node are a dict of shared AttrValues: those but ``_class`` (the
         # colocation lists, which make most nodes of a training graph differ, and which
         # neither the op database nor the validation read), one dict per value of the rest
@@ -151,8 +151,13 @@ class _Builder(FunctionExpansion):
                     f"{self.node_budget - MAX_EXPANDED_NODES} and {MAX_EXPANDED_NODES} from "
                     "function bodies); the rest of the model is not analysed", node=name))
             return
-        op = self._ops.setdefault(op, op)
-        if op in PARTITIONED_CALL or op in self.library:
+        try:
+            op, calls, control_flow, records = self._op_facts[op]
+        except KeyError:
+            calls = op in PARTITIONED_CALL or op in self.library
+            control_flow, records = op in CONTROL_FLOW_FUNCS, {}
+            self._op_facts[op] = (op, calls, control_flow, records)
+        if calls:
             fname = self._called_function(nd)
             if self._expand_call(nd, name, fname, device, function, call_site, loop, resolve, stack):
                 return None
@@ -178,9 +183,6 @@ class _Builder(FunctionExpansion):
             strings = [s for s in (nd_name, op, nd_device) if s] + inputs
             skip = sum(1 + varint_size(len(b)) + len(b) for b in map(str.encode, strings))
         key = nd.SerializeToString()[skip:]
-        records = self._records.get(op)
-        if records is None:
-            records = self._records[op] = {}
         record = records.get(key)
         if record is None:
             record = self._record(op, key)
@@ -198,7 +200,7 @@ class _Builder(FunctionExpansion):
         if name in self.input_types:
             types = self.input_types[name]
         self.last = (typed, self._add_inputs(node, inputs, resolve, types) if inputs else 0)
-        if op in CONTROL_FLOW_FUNCS:
+        if control_flow:
             self._attach_bodies(nd, node, device, function, loop, resolve, stack)
         return node
 
@@ -393,8 +395,8 @@ class _Builder(FunctionExpansion):
         backward = list(zip(dst[late].tolist(), src[late].tolist()))
         if not backward:
             self.graph.note_edges_point_forward()
-        # (every op a node was added with went through ``_ops``, or is _Arg, _Retval, NoOp)
-        self.diags.extend(validate(self.graph, self._ops.keys() | {"_Arg", "_Retval", "NoOp"},
+        # (every op a node was added with went through ``add``, or is _Arg, _Retval, NoOp)
+        self.diags.extend(validate(self.graph, self._op_facts.keys() | {"_Arg", "_Retval", "NoOp"},
                                    backward))
         return BuildResult(self.graph, self.diags, self.alias, self.control_alias)
 
