@@ -26,7 +26,7 @@ from ..opdb import OpInfo, get_opdb
 from ..proto import AttrValue, GraphDef, NodeDef
 from .attr_wire import split_class, varint_size
 from .devices import DeviceSpec, parse_device
-from .edge_index import edges_as_made
+from .edge_index import edges_by_destination
 from .expand import CALL_ARG_ATTR, CONTROL_FLOW_FUNCS, FunctionExpansion
 from .graph import Edge, Graph, Node
 from .ops import PARTITIONED_CALL
@@ -122,6 +122,7 @@ class _Builder(FunctionExpansion):
         self._edge_src: list[int] = []
         self._edge_dst: list[int] = []
         self._edge_slot: list[int] = []
+        self._edges: list[Edge] = []
 
     # -- nodes -------------------------------------------------------------------
     def add_nodedef(self, nd: NodeDef, name: str, device: str, function: str, call_site: str,
@@ -347,6 +348,7 @@ class _Builder(FunctionExpansion):
         self._edge_src.append(s)
         self._edge_dst.append(d)
         self._edge_slot.append(src_slot)
+        self._edges.append(edge)
         return agree
 
     # -- edges -------------------------------------------------------------------
@@ -358,7 +360,7 @@ class _Builder(FunctionExpansion):
         # with a huge fan-in gets one diagnostic, listing a bounded number of names)
         missing: dict[str, list[str]] = {}
         unreadable: dict[str, list[str]] = {}
-        first_pending = len(self._edge_src)    # the edges made from here on were pending
+        first_pending = len(self._edges)    # the edges made from here on were pending
         for src, slot, dst, dst_slot, text in self.pending:
             if slot == -1:
                 src = control_alias.get(src, src)
@@ -404,13 +406,16 @@ class _Builder(FunctionExpansion):
         """Give the graph its positions and integer edge index, kept as the nodes and edges
         were made; return the edges' source and destination positions in the order they
         were made."""
-        graph, pos = self.graph, self._pos
-        assert len(pos) == len(graph.nodes)     # (every node added under a new name)
-        graph.note_positions(pos)
-        src = np.array(self._edge_src, dtype=np.int64)
-        dst = np.array(self._edge_dst, dtype=np.int64)
-        index = edges_as_made([node.in_edges for node in self._order], src, dst,
-                              np.array(self._edge_slot, dtype=np.int64))
+        graph, pos, edges = self.graph, self._pos, self._edges
+        if len(pos) == len(graph.nodes):
+            src = np.array(self._edge_src, dtype=np.int64)
+            dst = np.array(self._edge_dst, dtype=np.int64)
+            graph.note_positions(pos)
+        else:   # (a node replaced under its name: not in the order it was added)
+            pos = graph.positions()
+            src = np.fromiter((pos[e.src] for e in edges), dtype=np.int64, count=len(edges))
+            dst = np.fromiter((pos[e.dst] for e in edges), dtype=np.int64, count=len(edges))
+        index = edges_by_destination(edges, src, dst, np.array(self._edge_slot, dtype=np.int64))
         graph.derived("graph_edges", lambda: index)
         return src, dst
 

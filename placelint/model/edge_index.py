@@ -41,13 +41,13 @@ def _graph_edges(graph: Graph) -> GraphEdges:
     return GraphEdges(edges, src, dst, slot)
 
 
-
-def edges_as_made(in_edges: list[list[Edge]], src: np.ndarray, dst: np.ndarray,
-                  slot: np.ndarray) -> GraphEdges:
-    """The ``GraphEdges`` of a graph whose nodes' ``in_edges`` (in graph order) were filled
-    one edge at a time, given every edge's ends (positions) and source slot in the order
-    the edges were made: the graph builder's, which knows them as it connects the nodes."""
+def edges_by_destination(edges: list[Edge], src: np.ndarray, dst: np.ndarray,
+                         slot: np.ndarray) -> GraphEdges:
+    """The ``GraphEdges`` of ``edges`` listed in the order they were added to their nodes'
+    ``in_edges`` (with their ends' positions and source slots): the graph builder's, which
+    makes it as it connects the nodes."""
     if len(dst) > 1 and bool((dst[1:] < dst[:-1]).any()):
         order = np.argsort(dst, kind="stable")     # (keeps each node's in_edges order)
+        edges = [edges[i] for i in order.tolist()]
         src, dst, slot = src[order], dst[order], slot[order]
-    return GraphEdges(list(chain.from_iterable(in_edges)), src, dst, slot)
+    return GraphEdges(edges, src, dst, slot)
