@@ -15,8 +15,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Mapping
 
-import numpy as np
-
 from ..checks.pl002_unsupported_format import UnsupportedFormat
 from ..checks.pl005_invalid_graph import InvalidGraph
 from ..diagnostics import Diagnostic
@@ -26,7 +24,6 @@ from ..opdb import OpInfo, get_opdb
 from ..proto import AttrValue, GraphDef, NodeDef
 from .attr_wire import split_class, varint_size
 from .devices import DeviceSpec, parse_device
-from .edge_index import edges_by_destination
 from .expand import CALL_ARG_ATTR, CONTROL_FLOW_FUNCS, FunctionExpansion
 from .graph import Edge, Graph, Node
 from .ops import PARTITIONED_CALL
@@ -114,15 +111,6 @@ class _Builder(FunctionExpansion):
         #: the typing of the node ``add`` made last and ``_add_inputs``' answer for it (for
         #: the import-time validation)
         self.last: tuple = (None, -1)
-        # node -> its position in graph order (``Graph.positions``, kept as nodes are added)
-        # and every edge as it is made: its two ends' positions, source slot, ``Edge``:
-        # the graph's integer edge index (``edge_index.GraphEdges``) is born with it
-        self._pos: dict[str, int] = {}
-        self._order: list[Node] = []    # the nodes by position
-        self._edge_src: list[int] = []
-        self._edge_dst: list[int] = []
-        self._edge_slot: list[int] = []
-        self._edges: list[Edge] = []
 
     # -- nodes -------------------------------------------------------------------
     def add_nodedef(self, nd: NodeDef, name: str, device: str, function: str, call_site: str,
@@ -196,8 +184,6 @@ class _Builder(FunctionExpansion):
                     loop, None, None, signature,
                     bool(call_site) and call_site in self._soft_calls)
         nodes[name] = node
-        self._pos[name] = len(self._order)
-        self._order.append(node)
         if name in self.input_types:
             types = self.input_types[name]
         self.last = (typed, self._add_inputs(node, inputs, resolve, types) if inputs else 0)
@@ -248,8 +234,6 @@ class _Builder(FunctionExpansion):
         it; return its input dtypes (None: unknown). (The graph is filled directly;
         ``finish`` tells it that it changed.)"""
         self.graph.nodes[node.name] = node
-        self._pos[node.name] = len(self._order)
-        self._order.append(node)
         return self._type_node(node)
 
     def _add_inputs(self, node: Node, inputs, resolve, types: list[int] | None = None) -> int:
@@ -260,8 +244,7 @@ class _Builder(FunctionExpansion):
         slot = 0
         seen_control = 0
         pending, name = self.pending, node.name
-        pos, order, alias, control_alias = self._pos, self._order, self.alias, self.control_alias
-        at = pos[name]
+        nodes, alias, control_alias = self.graph.nodes, self.alias, self.control_alias
         connect = self._connect
         top_level = resolve is _top_resolve
         clean = True
@@ -301,10 +284,9 @@ class _Builder(FunctionExpansion):
             # become an expanded call: a call is expanded only under a name not yet in the
             # graph) and no alias redirects it. Otherwise it waits for ``finish``. An edge
             # made here goes from an older node to the newest one: forward (see finish).
-            s = pos.get(src) if direct and not pending else None
-            if s is not None and s != at:     # (a self-loop waits too)
-                source = order[s]
-                if not connect(source, src_slot, node, dst_slot, types, s, at) or source.function:
+            source = nodes.get(src) if direct and not pending else None
+            if source is not None and source is not node:     # (a self-loop waits too)
+                if not connect(source, src_slot, node, dst_slot, types) or source.function:
                     clean = False
             else:
                 pending.append((src, src_slot, name, dst_slot, text))
@@ -314,9 +296,8 @@ class _Builder(FunctionExpansion):
         return slot if clean else -1
 
     def _connect(self, source: Node, src_slot: int, dest: Node, dst_slot: int,
-                 types: list[int] | None, s: int, d: int) -> bool:
-        """The one way an edge is made (``s``, ``d``: its ends' positions): added to its two
-        nodes and to the integer edge index and, for data, typed from
+                 types: list[int] | None) -> bool:
+        """The one way an edge is made: added to its two nodes and, for data, typed from
         the destination's input dtypes ``types`` (else its source's output dtypes); its
         ``ref`` is true for a ref or ``DT_RESOURCE`` dtype. Returns False for a data edge
         whose two dtypes are known and not compatible (as the import-time validation
@@ -345,22 +326,18 @@ class _Builder(FunctionExpansion):
                 self._bad_inputs.setdefault(dest.name, []).append(edge)
         source.out_edges.append(edge)
         dest.in_edges.append(edge)
-        self._edge_src.append(s)
-        self._edge_dst.append(d)
-        self._edge_slot.append(src_slot)
-        self._edges.append(edge)
         return agree
 
     # -- edges -------------------------------------------------------------------
     def finish(self) -> BuildResult:
-        nodes, pos = self.graph.nodes, self._pos
+        nodes = self.graph.nodes
         connect, pending_types = self._connect, self._pending_types
         alias, control_alias = self.alias, self.control_alias
         # per destination node: inputs that name no node / that cannot be parsed (a node
         # with a huge fan-in gets one diagnostic, listing a bounded number of names)
         missing: dict[str, list[str]] = {}
         unreadable: dict[str, list[str]] = {}
-        first_pending = len(self._edges)    # the edges made from here on were pending
+        made: list[tuple[str, str]] = []    # the pending edges made: (source, destination)
         for src, slot, dst, dst_slot, text in self.pending:
             if slot == -1:
                 src = control_alias.get(src, src)
@@ -374,8 +351,8 @@ class _Builder(FunctionExpansion):
             elif src not in nodes:
                 missing.setdefault(dst, []).append(text)
             else:
-                connect(nodes[src], slot, nodes[dst], dst_slot, pending_types.get(dst), pos[src],
-                        pos[dst])
+                connect(nodes[src], slot, nodes[dst], dst_slot, pending_types.get(dst))
+                made.append((src, dst))
         for dst, texts in unreadable.items():
             self.diags.append(InvalidGraph.diag(
                 f"node '{dst}' has malformed input name(s) {_quoted(texts)} "
@@ -389,35 +366,17 @@ class _Builder(FunctionExpansion):
         for bad in self._bad_inputs.values():
             self.diags.append(self._bad_inputs_diag(bad))
         self.graph.changed()
-        src, dst = self._edge_index()
         # The edges made as the inputs were read point forward (see _add_inputs): only
         # pending ones may not. Their spans (positions) let validation look for a cycle
         # only where one can be (an expanded TF2 body lists a NoOp after the nodes it feeds).
-        late = np.flatnonzero(src[first_pending:] >= dst[first_pending:]) + first_pending
-        backward = list(zip(dst[late].tolist(), src[late].tolist()))
+        index = self.graph.positions()
+        backward = [(index[dst], index[src]) for src, dst in made if index[src] >= index[dst]]
         if not backward:
             self.graph.note_edges_point_forward()
         # (every op a node was added with went through ``add``, or is _Arg, _Retval, NoOp)
         self.diags.extend(validate(self.graph, self._op_facts.keys() | {"_Arg", "_Retval", "NoOp"},
                                    backward))
         return BuildResult(self.graph, self.diags, self.alias, self.control_alias)
-
-    def _edge_index(self) -> tuple[np.ndarray, np.ndarray]:
-        """Give the graph its positions and integer edge index, kept as the nodes and edges
-        were made; return the edges' source and destination positions in the order they
-        were made."""
-        graph, pos, edges = self.graph, self._pos, self._edges
-        if len(pos) == len(graph.nodes):
-            src = np.array(self._edge_src, dtype=np.int64)
-            dst = np.array(self._edge_dst, dtype=np.int64)
-            graph.note_positions(pos)
-        else:   # (a node replaced under its name: not in the order it was added)
-            pos = graph.positions()
-            src = np.fromiter((pos[e.src] for e in edges), dtype=np.int64, count=len(edges))
-            dst = np.fromiter((pos[e.dst] for e in edges), dtype=np.int64, count=len(edges))
-        index = edges_by_destination(edges, src, dst, np.array(self._edge_slot, dtype=np.int64))
-        graph.derived("graph_edges", lambda: index)
-        return src, dst
 
     def _type_node(self, node: Node) -> list[int] | None:
         """Set ``node``'s op signature, output dtypes and stated output shapes; return the

@@ -39,15 +39,3 @@ def _graph_edges(graph: Graph) -> GraphEdges:
     dst = np.repeat(np.arange(len(in_edges), dtype=np.int64), counts)
     slot = np.fromiter(map(attrgetter("src_slot"), edges), dtype=np.int64, count=m)
     return GraphEdges(edges, src, dst, slot)
-
-
-def edges_by_destination(edges: list[Edge], src: np.ndarray, dst: np.ndarray,
-                         slot: np.ndarray) -> GraphEdges:
-    """The ``GraphEdges`` of ``edges`` listed in the order they were added to their nodes'
-    ``in_edges`` (with their ends' positions and source slots): the graph builder's, which
-    makes it as it connects the nodes."""
-    if len(dst) > 1 and bool((dst[1:] < dst[:-1]).any()):
-        order = np.argsort(dst, kind="stable")     # (keeps each node's in_edges order)
-        edges = [edges[i] for i in order.tolist()]
-        src, dst, slot = src[order], dst[order], slot[order]
-    return GraphEdges(edges, src, dst, slot)

@@ -157,11 +157,6 @@ class Graph:
             self._positions = {name: i for i, name in enumerate(self.nodes)}
         return self._positions
 
-    def note_positions(self, positions: dict[str, int]) -> None:
-        """Take ``positions`` as ``positions()``, for a builder that kept them as it added
-        the nodes (the same dict; adding a node afterwards clears it)."""
-        self._positions = positions
-
     def edges_point_forward(self) -> bool:
         """Every edge goes from a node to a later one in graph order: then the graph has
         no cycle and graph order is a topological order. GraphDefs are usually written in
