@@ -368,14 +368,16 @@ class _Builder(FunctionExpansion):
         self.graph.changed()
         # The edges made as the inputs were read point forward (see _add_inputs): only
         # pending ones may not. Their spans (positions) let validation look for a cycle
-        # only where one can be (an expanded TF2 body lists a NoOp after the nodes it feeds).
-        index = self.graph.positions()
+        # only where one can be (an expanded TF2 body lists a NoOp after the nodes it feeds);
+        # when none is made, nor the positions (the analyses make them once the parsed
+        # model is freed: at 10^6 nodes the build's end is the check's peak memory)
+        index = self.graph.positions() if made else {}
         backward = [(index[dst], index[src]) for src, dst in made if index[src] >= index[dst]]
         if not backward:
-            self.graph.note_edges_point_forward()
+            self.graph.note_edges_point_forward()   # (validation then looks for no cycle)
         # (every op a node was added with went through ``add``, or is _Arg, _Retval, NoOp)
         self.diags.extend(validate(self.graph, self._op_facts.keys() | {"_Arg", "_Retval", "NoOp"},
-                                   backward))
+                                   backward or None))
         return BuildResult(self.graph, self.diags, self.alias, self.control_alias)
 
     def _type_node(self, node: Node) -> list[int] | None:
