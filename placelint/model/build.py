@@ -337,8 +337,17 @@ class _Builder(FunctionExpansion):
         # with a huge fan-in gets one diagnostic, listing a bounded number of names)
         missing: dict[str, list[str]] = {}
         unreadable: dict[str, list[str]] = {}
-        made: list[tuple[str, str]] = []    # the pending edges made: (source, destination)
-        for src, slot, dst, dst_slot, text in self.pending:
+        # The edges made as the inputs were read point forward (see _add_inputs): only
+        # pending ones may not. Their spans (positions) let validation look for a cycle
+        # only where one can be (an expanded TF2 body lists a NoOp after the nodes it feeds).
+        # The pending edges are consumed as they are made (at 10^6 nodes of a TF2 model
+        # the build's end is the check's peak memory, and nine edges in ten were pending)
+        self.graph.changed()    # (the nodes are all in: the positions made here stay valid)
+        pending, backward = self.pending, []
+        index = self.graph.positions() if pending else {}
+        pending.reverse()
+        while pending:
+            src, slot, dst, dst_slot, text = pending.pop()
             if slot == -1:
                 src = control_alias.get(src, src)
             elif alias:     # empty unless functions were expanded
@@ -352,7 +361,8 @@ class _Builder(FunctionExpansion):
                 missing.setdefault(dst, []).append(text)
             else:
                 connect(nodes[src], slot, nodes[dst], dst_slot, pending_types.get(dst))
-                made.append((src, dst))
+                if index[src] >= index[dst]:
+                    backward.append((index[dst], index[src]))
         for dst, texts in unreadable.items():
             self.diags.append(InvalidGraph.diag(
                 f"node '{dst}' has malformed input name(s) {_quoted(texts)} "
@@ -365,14 +375,6 @@ class _Builder(FunctionExpansion):
                                     f"input node '{texts[0]}'\")", node=dst))
         for bad in self._bad_inputs.values():
             self.diags.append(self._bad_inputs_diag(bad))
-        self.graph.changed()
-        # The edges made as the inputs were read point forward (see _add_inputs): only
-        # pending ones may not. Their spans (positions) let validation look for a cycle
-        # only where one can be (an expanded TF2 body lists a NoOp after the nodes it feeds);
-        # when none is made, nor the positions (the analyses make them once the parsed
-        # model is freed: at 10^6 nodes the build's end is the check's peak memory)
-        index = self.graph.positions() if made else {}
-        backward = [(index[dst], index[src]) for src, dst in made if index[src] >= index[dst]]
         if not backward:
             self.graph.note_edges_point_forward()   # (validation then looks for no cycle)
         # (every op a node was added with went through ``add``, or is _Arg, _Retval, NoOp)
