@@ -50,16 +50,6 @@ class BuildResult:
     #: expanded call -> the NoOp its control consumers wait on (running it as a target)
     control_alias: dict[str, str] = field(default_factory=dict)
 
-    def resolve_tensor(self, tensor: str) -> str | None:
-        """The graph node that produces ``tensor`` (``name:k``) after expansion."""
-        name, slot = parse_input(tensor)
-        slot = max(slot, 0)
-        while (name, slot) in self.alias:
-            name, slot = self.alias[(name, slot)]
-        return name if name in self.graph.nodes else None
-
-
-
 
 class _Builder(FunctionExpansion):
     def __init__(self, graph_def: GraphDef, name: str):
@@ -85,10 +75,9 @@ class _Builder(FunctionExpansion):
         self.node_budget = len(graph_def.node) + MAX_EXPANDED_NODES
         self.depth_exceeded = False
         self._duplicates: set[str] = set()
-        # device string -> (one copy of it, parse_device(device)); op -> one copy of it;
-        # op -> opdb.op(op): models repeat a handful of each
+        # device string -> (one copy of it, parse_device(device)); op -> opdb.op(op): models
+        # repeat a handful of each
         self._devices: dict[str, tuple[str, DeviceSpec | None]] = {}
-        self._ops: dict[str, str] = {}
         self._infos: dict[str, OpInfo | None] = {}
         # destination -> its data edges reading an output their source lacks
         self._bad_inputs: dict[str, list[Edge]] = {}
@@ -96,13 +85,14 @@ class _Builder(FunctionExpansion):
         self._soft_calls: set[str] = set()
         # function -> what expansion reads of it (see ``_function_parts``)
         self._function_bodies: dict[str, tuple] = {}
-        # op -> {a NodeDef's attrs as wire bytes -> (its node's attrs, their typing)}: one
-        # look-up per node
-        self._records: dict[str, dict[bytes, tuple]] = {}
         # id of a NodeDef that is not top level -> (it, its record)
         self._nd_records: dict[int, tuple] = {}
         # (op, id of such a record's attrs) -> (their output arg ranges, them)
         self._out_ranges: dict[int, tuple] = {}
+        # op -> what ``add`` does by op, one look-up per node: (one copy of the op string,
+        # whether it may call a function, whether it is functional control flow, {a
+        # NodeDef's attrs as wire bytes -> (its node's attrs, their typing)})
+        self._op_facts: dict[str, tuple[str, bool, bool, dict[bytes, tuple]]] = {}
         # The attrs of a node are a dict of shared AttrValues: those but ``_class`` (the
         # colocation lists, which make most nodes of a training graph differ, and which
         # neither the op database nor the validation read), one dict per value of the rest
@@ -148,8 +138,8 @@ class _Builder(FunctionExpansion):
                     f"{self.node_budget - MAX_EXPANDED_NODES} and {MAX_EXPANDED_NODES} from "
                     "function bodies); the rest of the model is not analysed", node=name))
             return
-        op = self._ops.setdefault(op, op)
-        if op in PARTITIONED_CALL or op in self.library:
+        op, calls, control_flow, records = self._op_facts.get(op) or self._facts(op)
+        if calls:
             fname = self._called_function(nd)
             if self._expand_call(nd, name, fname, device, function, call_site, loop, resolve, stack):
                 return None
@@ -166,7 +156,7 @@ class _Builder(FunctionExpansion):
             record = known[1] if known is not None else self.nd_record(nd, nd.name, op, nd.device,
                                                                        inputs)
         else:
-            record = self._node_record(nd, name, op, device, inputs)
+            record = self._node_record(nd, name, op, device, inputs, records)
         attrs, typed = record
         signature, types, out_types, shapes = typed
         # every field positionally: no default factories to run
@@ -177,9 +167,17 @@ class _Builder(FunctionExpansion):
         if name in self.input_types:
             types = self.input_types[name]
         self.last = (typed, self._add_inputs(node, inputs, resolve, types) if inputs else 0)
-        if op in CONTROL_FLOW_FUNCS:
+        if control_flow:
             self._attach_bodies(nd, node, device, function, loop, resolve, stack)
         return node
+
+    def _facts(self, op: str) -> tuple[str, bool, bool, dict[bytes, tuple]]:
+        """``_op_facts[op]``, made on its first use."""
+        facts = self._op_facts.get(op)
+        if facts is None:
+            facts = self._op_facts[op] = (op, op in PARTITIONED_CALL or op in self.library,
+                                          op in CONTROL_FLOW_FUNCS, {})
+        return facts
 
     def nd_record(self, nd: NodeDef, name: str, op: str, device: str, inputs: list[str]
                   ) -> tuple[dict[str, AttrValue], tuple]:
@@ -188,9 +186,13 @@ class _Builder(FunctionExpansion):
         return record[1]
 
     def _node_record(self, nd: NodeDef, nd_name: str, op: str, nd_device: str,
-                     inputs: list[str]) -> tuple[dict[str, AttrValue], tuple]:
+                     inputs: list[str], records: dict[bytes, tuple] | None = None
+                     ) -> tuple[dict[str, AttrValue], tuple]:
         """``nd``'s attrs and their typing (see ``_record``); ``nd_name``, ``op``,
-        ``nd_device``, ``inputs``: its fields as the caller read them."""
+        ``nd_device``, ``inputs``: its fields as the caller read them; ``records``: the
+        op's (``_op_facts``), when the caller has them."""
+        if records is None:
+            records = self._facts(op)[3]
         # ``nd.attr`` copied out of the parsed GraphDef (a value of its map keeps the whole
         # message alive) into a dict of shared values (see ``_bases``), one dict shared by
         # every node with the same attrs and never changed after the build, and its typing
@@ -206,9 +208,6 @@ class _Builder(FunctionExpansion):
             strings = [s for s in (nd_name, op, nd_device) if s] + inputs
             skip = sum(1 + varint_size(len(b)) + len(b) for b in map(str.encode, strings))
         key = nd.SerializeToString()[skip:]
-        records = self._records.get(op)
-        if records is None:
-            records = self._records[op] = {}
         record = records.get(key)
         if record is None:
             record = self._record(op, key)
@@ -369,8 +368,17 @@ class _Builder(FunctionExpansion):
         # with a huge fan-in gets one diagnostic, listing a bounded number of names)
         missing: dict[str, list[str]] = {}
         unreadable: dict[str, list[str]] = {}
-        made: list[tuple[str, str]] = []    # the pending edges made: (source, destination)
-        for src, slot, dst, dst_slot, text in self.pending:
+        # The edges made as the inputs were read point forward (see _add_inputs): only
+        # pending ones may not. Their spans (positions) let validation look for a cycle
+        # only where one can be (an expanded TF2 body lists a NoOp after the nodes it feeds).
+        # The pending edges are consumed as they are made (at 10^6 nodes of a TF2 model
+        # the build's end is the check's peak memory, and nine edges in ten were pending)
+        self.graph.changed()    # (the nodes are all in: the positions made here stay valid)
+        pending, backward = self.pending, []
+        index = self.graph.positions() if pending else {}
+        pending.reverse()
+        while pending:
+            src, slot, dst, dst_slot, text = pending.pop()
             if slot == -1:
                 src = control_alias.get(src, src)
             elif alias:     # empty unless functions were expanded
@@ -384,7 +392,8 @@ class _Builder(FunctionExpansion):
                 missing.setdefault(dst, []).append(text)
             else:
                 connect(nodes[src], slot, nodes[dst], dst_slot, pending_types.get(dst))
-                made.append((src, dst))
+                if index[src] >= index[dst]:
+                    backward.append((index[dst], index[src]))
         for dst, texts in unreadable.items():
             self.diags.append(InvalidGraph.diag(
                 f"node '{dst}' has malformed input name(s) {_quoted(texts)} "
@@ -397,17 +406,11 @@ class _Builder(FunctionExpansion):
                                     f"input node '{texts[0]}'\")", node=dst))
         for bad in self._bad_inputs.values():
             self.diags.append(self._bad_inputs_diag(bad))
-        self.graph.changed()
-        # The edges made as the inputs were read point forward (see _add_inputs): only
-        # pending ones may not. Their spans (positions) let validation look for a cycle
-        # only where one can be (an expanded TF2 body lists a NoOp after the nodes it feeds).
-        index = self.graph.positions()
-        backward = [(index[dst], index[src]) for src, dst in made if index[src] >= index[dst]]
         if not backward:
-            self.graph.note_edges_point_forward()
-        # (every op a node was added with went through ``_ops``, or is _Arg, _Retval, NoOp)
-        self.diags.extend(validate(self.graph, self._ops.keys() | {"_Arg", "_Retval", "NoOp"},
-                                   backward))
+            self.graph.note_edges_point_forward()   # (validation then looks for no cycle)
+        # (every op a node was added with went through ``add``, or is _Arg, _Retval, NoOp)
+        self.diags.extend(validate(self.graph, self._op_facts.keys() | {"_Arg", "_Retval", "NoOp"},
+                                   backward or None))
         return BuildResult(self.graph, self.diags, self.alias, self.control_alias)
 
     def _type_node(self, node: Node) -> list[int] | None:
