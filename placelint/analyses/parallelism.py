@@ -301,7 +301,7 @@ def analyze_parallelism(graph: Graph, *, shapes: ShapeInfo | None = None, placem
     ops = list(map(attrgetter("op"), dag.nodes))
     op_types = set(ops)
     per_op = OpMask(ops, op_types)
-    folded = fold_constants(dag, ops, op_types, per_op, shapes, table)
+    folded = fold_constants(graph, dag, ops, op_types, per_op, shapes, table)
     inline = per_op(table.runs_inline)
     in_step, left_out = step_mask(dag, step_nodes, per_op)
     if left_out and step_nodes is None:
