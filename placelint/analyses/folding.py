@@ -11,6 +11,7 @@ from ..model.edge_index import graph_edges
 from ..model.graph import Graph
 from .dag import IndexedDag
 from .op_tables import ExecutorTable
+from .waves import Grouped
 from .shape_inference import ShapeInfo, num_elements
 
 __all__ = ["fold_constants"]
@@ -48,9 +49,7 @@ def fold_constants(graph: Graph, dag: IndexedDag, ops: list[str], op_types: set[
     forward = src >= 0
     forward[forward] = position[src[forward]] < position[dst[forward]]
     src, dst = src[forward], dst[forward]
-    by_src = np.argsort(src, kind="stable")
-    consumers = dst[by_src]
-    starts = np.searchsorted(src[by_src], np.arange(n + 1))
+    consumers = Grouped(n, src, dst)
     can_fold = per_op(foldable.__getitem__)
     const = per_op(constant_ops.__contains__).copy()
     # a materialized shape op (Shape, Size, Rank, ShapeN) of inputs of known shape folds
@@ -78,16 +77,8 @@ def fold_constants(graph: Graph, dag: IndexedDag, ops: list[str], op_types: set[
 
     wave = np.flatnonzero(const)
     while wave.size:
-        lo = starts[wave]
-        count = starts[wave + 1] - lo
-        total = int(count.sum())
-        if not total:
-            break
-        # the edges out of the wave: each node's run of ``consumers``, end to end
-        at = np.repeat(lo - (np.cumsum(count) - count), count) + np.arange(total)
-        hit, k = np.unique(consumers[at], return_counts=True)
-        waiting[hit] -= k
-        ready = hit[(waiting[hit] == 0) & can_fold[hit] & ~const[hit]]
+        ready = consumers.count_down(waiting, wave)
+        ready = ready[can_fold[ready] & ~const[ready]]
         wave = np.asarray([i for i in ready.tolist() if folds(i)], dtype=np.int64)
         const[wave] = True
     return const

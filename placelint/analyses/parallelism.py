@@ -49,7 +49,6 @@ import numpy as np
 
 from ..model.devices import display, parse_device
 from ..model.graph import Graph
-from .antichain import Solved, solve_antichain
 from .cost import AssumedSizes
 from .folding import fold_constants
 from .dag import IndexedDag, index_graph
@@ -57,6 +56,7 @@ from .op_tables import ExecutorTable, executor_table, intra_op_table
 from .parallelism_cost import IntraOpRow, estimate_ops
 from .parallelism_scope import exclusive_branches, loop_copies, step_mask
 from .shape_inference import ShapeInfo, infer_shapes
+from .member_network import Found, MemberNetwork
 from .threads import (INLINE_THRESHOLD_US, PYFUNC_BODY_US, PYFUNC_US, SIMULATE_MAX_NODES,
                       Recommendation, ThreadModel, recommend)
 
@@ -335,23 +335,21 @@ def analyze_parallelism(graph: Graph, *, shapes: ShapeInfo | None = None, placem
                          f"iteration's result, so parallel_iterations={p_it} does not overlap them")
 
     # -- widths
-    edges = dag.unique_edges
-    all_edges_width = solve_antichain(n, *edges, expensive, unique=True, position=dag.position)
-    useful_chain = solve_antichain(n, *edges, useful, scope.at_once, unique=True, position=dag.position)
     step_all = in_step & ~skipped
+    own_control = dag.control & ~_structural_control(dag, table)
+    net = MemberNetwork(dag, expensive, own_control)
+    all_edges_width = net.solve(expensive)
+    useful_chain = net.solve(useful, scope.at_once)
 
     def width_all() -> int:
         return (all_edges_width.width if expensive.all()
-                else solve_antichain(n, *edges, step_all, unique=True, position=dag.position).width)
+                else MemberNetwork(dag, step_all, own_control).solve(step_all).width)
 
-    own_control = dag.control & ~_structural_control(dag, table)
-    keep = ~own_control
-    if keep.all():
+    if not own_control.any():
         no_control = all_edges_width.width   # no control edges of the model's own
     else:
-        no_control = solve_antichain(n, dag.src[keep], dag.dst[keep], expensive,
-                                     position=dag.position).width
-    gil_chain = solve_antichain(n, *edges, expensive & est.gil, unique=True, position=dag.position)
+        no_control = net.solve_without_dropped(expensive).width
+    gil_chain = net.solve(expensive & est.gil)
 
     # -- the thread model: work and span in estimated microseconds
     model = ThreadModel(dag, time_us, est.max_threads, est.gil & expensive, cores,
@@ -394,10 +392,10 @@ def analyze_parallelism(graph: Graph, *, shapes: ShapeInfo | None = None, placem
                      "assumed sizes")
 
     # -- per device
-    per_device = _per_device(dag, placement, expensive, est, table, notes, total_work,
+    per_device = _per_device(dag, net, placement, expensive, est, table, notes, total_work,
                              all_edges_width.width)
 
-    def names(chain: Solved) -> Callable[[], list[Branch]]:
+    def names(chain: Found) -> Callable[[], list[Branch]]:
         return lambda: _branches(dag, chain.antichain().nodes)
 
     rec = recommend(model, width=all_edges_width.width, useful_width=useful_chain.width,
@@ -422,7 +420,7 @@ def analyze_parallelism(graph: Graph, *, shapes: ShapeInfo | None = None, placem
                "gil_branches": names(gil_chain)})
 
 
-def _per_device(dag, placement, expensive, est, table, notes, total_work, overall_width):
+def _per_device(dag, net, placement, expensive, est, table, notes, total_work, overall_width):
     """Width, work and op counts per placed device (None without a placement)."""
     devices = _node_devices(dag, placement)
     n_expensive = int(np.count_nonzero(expensive))
@@ -450,8 +448,7 @@ def _per_device(dag, placement, expensive, est, table, notes, total_work, overal
         if count == n_expensive:
             width = (lambda: overall_width)
         else:
-            width = (lambda members=members: solve_antichain(dag.n, *dag.unique_edges, members,
-                                                             unique=True, position=dag.position).width)
+            width = (lambda members=members: net.solve(members).width)
         out.append(DeviceFigures(
             device=display(name) if spec is not None else name, ops=int(np.count_nonzero(on_device)),
             expensive_ops=count, width_of=width, work=w, inline_kernels=inline))

@@ -27,6 +27,7 @@ import numpy as np
 from ..model.ops import CASE, IF, WHILE
 from .dag import IndexedDag
 from .threads import DISPATCH_US
+from .waves import Grouped
 
 __all__ = ["step_mask", "exclusive_branches", "loop_copies", "LoopScope"]
 
@@ -66,26 +67,18 @@ def step_mask(dag: IndexedDag, step_nodes, per_op) -> tuple[np.ndarray, int]:
         return np.ones(n, dtype=bool), 0
     # the step: the nodes with a path to a sink that is not a target, through no target.
     # Its complement, the targets and the nodes whose every edge leads into it, is found
-    # from the targets backwards (a node joins once its last edge does): a walk over the
-    # init/restore/save part only, not over the step
-    is_target = np.zeros(n, dtype=bool)
-    is_target[targets] = True
-    left = is_target.tolist()
-    remaining = np.bincount(dag.src, minlength=n).tolist()     # out edges not yet left out
-    by_dst = np.argsort(dag.dst, kind="stable")
-    pred = dag.src[by_dst].tolist()
-    starts = np.searchsorted(dag.dst[by_dst], np.arange(n + 1)).tolist()
-    stack = np.flatnonzero(is_target).tolist()
-    while stack:
-        v = stack.pop()
-        for j in range(starts[v], starts[v + 1]):
-            u = pred[j]
-            r = remaining[u] - 1
-            remaining[u] = r
-            if not r and not left[u]:
-                left[u] = True
-                stack.append(u)
-    mask = ~np.asarray(left, dtype=bool)
+    # from the targets backwards (a node joins once its last edge does), a wave at a time
+    # over the edge arrays: a pass over the init/restore/save part only, not over the step
+    left = np.zeros(n, dtype=bool)
+    left[targets] = True
+    remaining = np.bincount(dag.src, minlength=n)     # out edges not yet left out
+    pred = Grouped(n, dag.dst, dag.src)
+    wave = np.flatnonzero(left)
+    while wave.size:
+        wave = pred.count_down(remaining, wave)
+        wave = wave[~left[wave]]
+        left[wave] = True
+    mask = ~left
     return mask, int(n - np.count_nonzero(mask))
 
 

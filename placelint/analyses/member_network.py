@@ -1,0 +1,81 @@
+"""The flow networks of the parallelism widths over the nodes a path between members can
+visit.
+
+The widths are antichains among a set of members (the step's expensive ops, or part of
+them), and a path between two members runs only through nodes that are both a member's
+descendant and a member's ancestor. Most of a graph is neither: its init/restore/save part
+(``parallelism_scope.step_mask``), the cheap ops that feed the first expensive ops
+(constants, variables, reads) and those after the last. ``MemberNetwork`` keeps the nodes
+between members, numbered anew in node order, and every max-flow among those members or
+a subset of them runs on that network (at tf1_train 10^5 nodes a fifth of the nodes:
+small enough for ``chain_cover.py``, sparing the import of scipy). Members, widths and
+antichains are given and returned over the DAG's own node indices."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .antichain import Antichain, Solved, solve_antichain
+from .dag import IndexedDag
+from .waves import Grouped
+
+__all__ = ["MemberNetwork"]
+
+
+class Found:
+    """A ``Solved`` over the DAG's own node indices."""
+
+    __slots__ = ("width", "_solved", "_idx")
+
+    def __init__(self, solved: Solved, idx: np.ndarray | None):
+        self.width = solved.width
+        self._solved, self._idx = solved, idx
+
+    def antichain(self) -> Antichain:
+        found = self._solved.antichain()
+        return found if self._idx is None else Antichain(found.width, self._idx[found.nodes])
+
+
+class MemberNetwork:
+    """The nodes on paths between ``members`` (bool per node), with the DAG's edges among
+    them (all of them, and without the ``dropped`` ones: the model's control edges); the
+    widths among any subset of the members."""
+
+    def __init__(self, dag: IndexedDag, members: np.ndarray, dropped: np.ndarray):
+        n = dag.n
+        src, dst = dag.unique_edges
+        keep_edges = ~dropped
+        # (a wave per edge of the longest run of non-members hanging off a member)
+        keep = (Grouped(n, dag.dst, dag.src).closure(members)
+                & Grouped(n, dag.src, dag.dst).closure(members))
+        if keep.all():
+            self.idx = None
+            self.n, self.position = n, dag.position
+            self.edges = (src, dst)
+            self.no_dropped = (dag.src[keep_edges], dag.dst[keep_edges])
+            return
+        idx = np.flatnonzero(keep)
+        renumber = np.full(n, -1, dtype=np.int64)
+        renumber[idx] = np.arange(idx.size, dtype=np.int64)
+        inside = keep[src] & keep[dst]
+        self.edges = (renumber[src[inside]], renumber[dst[inside]])
+        inside = keep_edges & keep[dag.src] & keep[dag.dst]
+        self.no_dropped = (renumber[dag.src[inside]], renumber[dag.dst[inside]])
+        order = np.argsort(dag.position[idx], kind="stable")
+        position = np.empty(idx.size, dtype=np.int64)
+        position[order] = np.arange(idx.size, dtype=np.int64)
+        self.idx, self.n, self.position = idx, int(idx.size), position
+
+    def _here(self, values: np.ndarray | None) -> np.ndarray | None:
+        return values if values is None or self.idx is None else values[self.idx]
+
+    def solve(self, members: np.ndarray, weights: np.ndarray | None = None) -> Found:
+        """The antichain problem among ``members`` (bool per DAG node, some of the
+        network's members)."""
+        return Found(solve_antichain(self.n, *self.edges, self._here(members), self._here(weights),
+                                     unique=True, position=self.position), self.idx)
+
+    def solve_without_dropped(self, members: np.ndarray) -> Found:
+        """The same over the edges but the dropped ones (not deduplicated)."""
+        return Found(solve_antichain(self.n, *self.no_dropped, self._here(members),
+                                     position=self.position), self.idx)
