@@ -19,7 +19,23 @@ from .antichain import Antichain, Solved, solve_antichain
 from .dag import IndexedDag
 from .waves import Grouped
 
-__all__ = ["MemberNetwork"]
+__all__ = ["MemberNetwork", "Between"]
+
+
+class Between:
+    """Which nodes of ``dag`` lie on paths between members: ``between(members)``, the
+    members' descendants among their ancestors (a wave per edge of the longest run of
+    non-members hanging off a member)."""
+
+    def __init__(self, dag: IndexedDag):
+        self.dag = dag
+        self._pred = Grouped(dag.n, dag.dst, dag.src)
+        self._succ: Grouped | None = None
+
+    def __call__(self, members: np.ndarray) -> np.ndarray:
+        if self._succ is None:
+            self._succ = Grouped(self.dag.n, self.dag.src, self.dag.dst)
+        return self._pred.closure(members) & self._succ.closure(members)
 
 
 class Found:
@@ -41,16 +57,16 @@ class MemberNetwork:
     them (all of them, and without the ``dropped`` ones: the model's control edges); the
     widths among any subset of the members."""
 
-    def __init__(self, dag: IndexedDag, members: np.ndarray, dropped: np.ndarray):
+    def __init__(self, between: Between, members: np.ndarray, dropped: np.ndarray):
+        dag = between.dag
         n = dag.n
         src, dst = dag.unique_edges
         keep_edges = ~dropped
-        # (a wave per edge of the longest run of non-members hanging off a member)
-        keep = (Grouped(n, dag.dst, dag.src).closure(members)
-                & Grouped(n, dag.src, dag.dst).closure(members))
+        keep = between(members)
+        self._dag, self._keep = dag, keep
         if keep.all():
             self.idx = None
-            self.n, self.position = n, dag.position
+            self.n, self.order, self.position = n, dag.order, dag.position
             self.edges = (src, dst)
             self.no_dropped = (dag.src[keep_edges], dag.dst[keep_edges])
             return
@@ -64,7 +80,21 @@ class MemberNetwork:
         order = np.argsort(dag.position[idx], kind="stable")
         position = np.empty(idx.size, dtype=np.int64)
         position[order] = np.arange(idx.size, dtype=np.int64)
-        self.idx, self.n, self.position = idx, int(idx.size), position
+        self.idx, self.n, self.order, self.position = idx, int(idx.size), order, position
+
+    def paths(self) -> tuple[IndexedDag, np.ndarray | None]:
+        """(the network as an ``IndexedDag`` with every edge of the DAG's between its nodes,
+        in the DAG's order; its nodes' indices in the DAG, None when it is the DAG): a
+        heaviest path whose weights are on members runs through its nodes only."""
+        dag, keep, idx = self._dag, self._keep, self.idx
+        if idx is None:
+            return dag, None
+        renumber = np.full(dag.n, -1, dtype=np.int64)
+        renumber[idx] = np.arange(idx.size, dtype=np.int64)
+        inside = keep[dag.src] & keep[dag.dst]
+        return IndexedDag(list(map(dag.nodes.__getitem__, idx.tolist())), {}, self.order,
+                          self.position, renumber[dag.src[inside]], renumber[dag.dst[inside]],
+                          dag.control[inside]), idx
 
     def _here(self, values: np.ndarray | None) -> np.ndarray | None:
         return values if values is None or self.idx is None else values[self.idx]

@@ -56,7 +56,7 @@ from .op_tables import ExecutorTable, executor_table, intra_op_table
 from .parallelism_cost import IntraOpRow, estimate_ops
 from .parallelism_scope import exclusive_branches, loop_copies, step_mask
 from .shape_inference import ShapeInfo, infer_shapes
-from .member_network import Found, MemberNetwork
+from .member_network import Between, Found, MemberNetwork
 from .threads import (INLINE_THRESHOLD_US, PYFUNC_BODY_US, PYFUNC_US, SIMULATE_MAX_NODES,
                       Recommendation, ThreadModel, recommend)
 
@@ -337,13 +337,15 @@ def analyze_parallelism(graph: Graph, *, shapes: ShapeInfo | None = None, placem
     # -- widths
     step_all = in_step & ~skipped
     own_control = dag.control & ~_structural_control(dag, table)
-    net = MemberNetwork(dag, expensive, own_control)
+    between = Between(dag)
+    net = MemberNetwork(between, expensive, own_control)
     all_edges_width = net.solve(expensive)
-    useful_chain = net.solve(useful, scope.at_once)
+    # (useful ops are often few: the nodes between them, a smaller network)
+    useful_chain = MemberNetwork(between, useful, own_control).solve(useful, scope.at_once)
 
     def width_all() -> int:
         return (all_edges_width.width if expensive.all()
-                else MemberNetwork(dag, step_all, own_control).solve(step_all).width)
+                else MemberNetwork(between, step_all, own_control).solve(step_all).width)
 
     if not own_control.any():
         no_control = all_edges_width.width   # no control edges of the model's own
@@ -353,7 +355,8 @@ def analyze_parallelism(graph: Graph, *, shapes: ShapeInfo | None = None, placem
 
     # -- the thread model: work and span in estimated microseconds
     model = ThreadModel(dag, time_us, est.max_threads, est.gil & expensive, cores,
-                        dispatched=useful, copies=copies, handout_us=scope.handout_us, run=expensive)
+                        dispatched=useful, copies=copies, handout_us=scope.handout_us, run=expensive,
+                        paths=net.paths())
     model.gil_width = gil_chain.width
     span_us, path = model.critical_path()
     total_us = model.total

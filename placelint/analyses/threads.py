@@ -108,8 +108,13 @@ class ThreadModel:
 
     def __init__(self, dag: IndexedDag, time_us: np.ndarray, max_threads: np.ndarray, gil: np.ndarray,
                  cores: int, *, dispatched: np.ndarray, copies: np.ndarray | None = None,
-                 handout_us: np.ndarray | None = None, run: np.ndarray | None = None):
+                 handout_us: np.ndarray | None = None, run: np.ndarray | None = None,
+                 paths: tuple[IndexedDag, np.ndarray | None] | None = None):
         self.dag = dag
+        #: the DAG the heaviest paths are found in, and its nodes' indices in ``dag`` (None:
+        #: ``dag`` itself): any part of ``dag`` that holds every node of positive time and
+        #: the paths between them
+        self._paths = (dag, None) if paths is None else paths
         self.run = np.ones(dag.n, dtype=bool) if run is None else run
         self.time = np.where(self.run, time_us, 0.0).astype(float)
         self.max_threads = np.maximum(max_threads, 1)
@@ -134,21 +139,24 @@ class ThreadModel:
     # ------------------------------------------------------------------ bounds
     def critical_path(self) -> tuple[float, list[int]]:
         """The heaviest path of single-thread op times, and its nodes."""
+        dag, idx = self._paths
+        here = (lambda a: a) if idx is None else (lambda a: a[idx])
         if self.cores > 1 and self._splits:
             d = self.time / split_speedup(np.minimum(self.max_threads, self.cores))
-            span, path, full = longest_path_and_span(self.dag, self.time, d)
+            span, path, full = longest_path_and_span(dag, here(self.time), here(d))
             self._span[self.cores] = (full, float((d * self.copies).sum()))
         else:
-            span, path = longest_path(self.dag, self.time)
+            span, path = longest_path(dag, here(self.time))
         self._span[1] = (span, self.total)
-        return span, path
+        return span, (path if idx is None else idx[path].tolist())
 
     def _times(self, intra: int) -> tuple[float, float]:
         if intra > 1 and not self._splits:
             return self._times(1)
         if intra not in self._span:
             d = self.time / split_speedup(np.minimum(self.max_threads, intra))
-            span, _ = longest_path(self.dag, d)
+            dag, idx = self._paths
+            span, _ = longest_path(dag, d if idx is None else d[idx])
             self._span[intra] = (span, float((d * self.copies).sum()))
         return self._span[intra]
 
