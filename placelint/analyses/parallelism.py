@@ -340,8 +340,7 @@ def analyze_parallelism(graph: Graph, *, shapes: ShapeInfo | None = None, placem
     between = Between(dag)
     net = MemberNetwork(between, expensive, own_control)
     all_edges_width = net.solve(expensive)
-    # (useful ops are often few: the nodes between them, a smaller network)
-    useful_chain = MemberNetwork(between, useful, own_control).solve(useful, scope.at_once)
+    useful_chain = net.solve(useful, scope.at_once)
 
     def width_all() -> int:
         return (all_edges_width.width if expensive.all()
