@@ -42,10 +42,14 @@ class Grouped:
     def closure(self, mask: np.ndarray) -> np.ndarray:
         """``mask`` (bool per node) and every node an edge chain leads to from it."""
         out = mask.copy()
+        last = np.empty(out.size, dtype=np.int64)   # where a node last occurs in a wave
         wave = np.flatnonzero(out)
         while wave.size:
-            wave = np.unique(self.at(wave))
+            wave = self.at(wave)
             wave = wave[~out[wave]]
+            at = np.arange(wave.size)
+            last[wave] = at
+            wave = wave[last[wave] == at]       # each node once, without a sort
             out[wave] = True
         return out
 
