@@ -65,10 +65,13 @@ def fold_constants(graph: Graph, dag: IndexedDag, ops: list[str], op_types: set[
         if not has_consumers[i]:
             return False
         node = nodes[i]
-        data = [e for e in node.in_edges if e.src_slot >= 0]
-        if any(e.ref for e in data) or any(t == DT_VARIANT for t in node.output_dtypes or ()):
-            return False
-        if any(shapes.dtype(e.src, e.src_slot) == DT_STRING for e in data):
+        data = []
+        for e in node.in_edges:
+            if e.src_slot >= 0:
+                if e.ref or shapes.dtype(e.src, e.src_slot) == DT_STRING:
+                    return False
+                data.append(e)
+        if DT_VARIANT in (node.output_dtypes or ()):
             return False
         out_bytes = shapes.nbytes(node, 0)
         # (the inputs' bytes matter only for an output over the size limit)

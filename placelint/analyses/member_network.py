@@ -27,15 +27,16 @@ class Between:
     members' descendants among their ancestors (a wave per edge of the longest run of
     non-members hanging off a member)."""
 
-    def __init__(self, dag: IndexedDag):
+    def __init__(self, dag: IndexedDag, pred: Grouped | None = None):
         self.dag = dag
-        self._pred = Grouped(dag.n, dag.dst, dag.src)
+        #: each node's predecessors
+        self.pred = Grouped(dag.n, dag.dst, dag.src) if pred is None else pred
         self._succ: Grouped | None = None
 
     def __call__(self, members: np.ndarray) -> np.ndarray:
         if self._succ is None:
             self._succ = Grouped(self.dag.n, self.dag.src, self.dag.dst)
-        return self._pred.closure(members) & self._succ.closure(members)
+        return self.pred.closure(members) & self._succ.closure(members)
 
 
 class Found:

@@ -42,7 +42,7 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field
 from functools import cached_property
-from operator import attrgetter
+from operator import attrgetter, is_
 from typing import Any, Callable
 
 import numpy as np
@@ -229,17 +229,24 @@ class OpMask:
         return np.fromiter(map(predicate, self.types), dtype=bool, count=len(self.types))[self.codes]
 
 
-def _node_devices(dag: IndexedDag, placement) -> list[str | None] | None:
-    """Each node's placed device (full name), or None without a usable placement."""
+def _device_codes(dag: IndexedDag, placement) -> tuple[np.ndarray, list[str]] | None:
+    """Each node's placed device as a small integer, and the devices' names by it (sorted;
+    ``(unplaced)`` for a node without one), or None without a usable placement."""
     devices = getattr(placement, "device", None) if placement is not None else None
     if not devices:
         return None
     names = dag.index       # names in node order
-    if len(devices) == len(names) and list(devices) == list(names):
-        out = list(devices.values())    # the placer's dict is in node order: no look-ups
+    if len(devices) == len(names) and all(map(is_, devices, names)):
+        placed = devices.values()   # the placer's dict is in node order: no look-ups
     else:
-        out = list(map(devices.get, names))
-    return out if any(out) else None
+        placed = list(map(devices.get, names))
+    distinct = set(placed)
+    if not any(distinct):
+        return None
+    label = {d: d or "(unplaced)" for d in distinct}
+    labels = sorted(set(label.values()))
+    code = {d: labels.index(name) for d, name in label.items()}
+    return np.fromiter(map(code.__getitem__, placed), dtype=np.int64, count=len(names)), labels
 
 
 def _branches(dag: IndexedDag, members: np.ndarray) -> list[Branch]:
@@ -303,7 +310,8 @@ def analyze_parallelism(graph: Graph, *, shapes: ShapeInfo | None = None, placem
     per_op = OpMask(ops, op_types)
     folded = fold_constants(graph, dag, ops, op_types, per_op, shapes, table)
     inline = per_op(table.runs_inline)
-    in_step, left_out = step_mask(dag, step_nodes, per_op)
+    between = Between(dag)
+    in_step, left_out = step_mask(dag, step_nodes, per_op, between.pred)
     if left_out and step_nodes is None:
         notes.append(f"{left_out} node(s) only feed init/restore/save targets and are not part of "
                      "the step")
@@ -337,7 +345,6 @@ def analyze_parallelism(graph: Graph, *, shapes: ShapeInfo | None = None, placem
     # -- widths
     step_all = in_step & ~skipped
     own_control = dag.control & ~_structural_control(dag, table)
-    between = Between(dag)
     net = MemberNetwork(between, expensive, own_control)
     all_edges_width = net.solve(expensive)
     useful_chain = net.solve(useful, scope.at_once)
@@ -424,17 +431,13 @@ def analyze_parallelism(graph: Graph, *, shapes: ShapeInfo | None = None, placem
 
 def _per_device(dag, net, placement, expensive, est, table, notes, total_work, overall_width):
     """Width, work and op counts per placed device (None without a placement)."""
-    devices = _node_devices(dag, placement)
+    found = _device_codes(dag, placement)
     n_expensive = int(np.count_nonzero(expensive))
-    if devices is None:
+    if found is None:
         notes.append("no device placement available: per-device figures are omitted")
         return None
-    # each node's device as a small integer (one per distinct name), so that a device's
-    # nodes are one array comparison
-    label = {d: d or "(unplaced)" for d in set(devices)}
-    names = sorted(set(label.values()))
-    code = {d: names.index(name) for d, name in label.items()}
-    codes = np.fromiter(map(code.__getitem__, devices), dtype=np.int64, count=len(devices))
+    # each node's device as a small integer, so that a device's nodes are one comparison
+    codes, names = found
     out = []
     inline_work = 0
     for c, name in enumerate(names):

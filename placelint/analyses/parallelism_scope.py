@@ -49,17 +49,19 @@ def _successors(dag: IndexedDag) -> tuple[list[int], list[int]]:
     return succ, starts
 
 
-def step_mask(dag: IndexedDag, step_nodes, per_op) -> tuple[np.ndarray, int]:
+def step_mask(dag: IndexedDag, step_nodes, per_op, pred: Grouped | None = None
+              ) -> tuple[np.ndarray, int]:
     """(bool mask of the nodes the step runs, how many nodes were left out); ``step_nodes``:
     the step's nodes when known (None: judged by the targets' names); ``per_op``: a bool
-    mask over the nodes from a predicate on op types (``parallelism.OpMask``)."""
+    mask over the nodes from a predicate on op types (``parallelism.OpMask``); ``pred``:
+    each node's predecessors (``Grouped(n, dag.dst, dag.src)``), if the caller has them."""
     n = dag.n
     names = list(dag.index)     # node names in node order
     if step_nodes is not None:
         mask = np.fromiter(map(step_nodes.__contains__, names), dtype=bool, count=n)
         return mask, int(n - np.count_nonzero(mask))
-    has_out = np.zeros(n, dtype=bool)
-    has_out[dag.src] = True
+    remaining = np.bincount(dag.src, minlength=n)     # out edges not yet left out
+    has_out = remaining > 0
     targets = [i for i in np.flatnonzero(per_op("NoOp".__eq__)).tolist() if _TARGET.search(names[i])]
     targets += [i for i in np.flatnonzero(~has_out).tolist()      # sinks in save scopes
                 if "save" in names[i] and _SAVE_SCOPE.search(names[i])]
@@ -71,8 +73,8 @@ def step_mask(dag: IndexedDag, step_nodes, per_op) -> tuple[np.ndarray, int]:
     # over the edge arrays: a pass over the init/restore/save part only, not over the step
     left = np.zeros(n, dtype=bool)
     left[targets] = True
-    remaining = np.bincount(dag.src, minlength=n)     # out edges not yet left out
-    pred = Grouped(n, dag.dst, dag.src)
+    if pred is None:
+        pred = Grouped(n, dag.dst, dag.src)
     wave = np.flatnonzero(left)
     while wave.size:
         wave = pred.count_down(remaining, wave)
