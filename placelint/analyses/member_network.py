@@ -7,8 +7,9 @@ descendant and a member's ancestor. Most of a graph is neither: its init/restore
 (``parallelism_scope.step_mask``), the cheap ops that feed the first expensive ops
 (constants, variables, reads) and those after the last. ``MemberNetwork`` keeps the nodes
 between members, numbered anew in node order, and every max-flow among those members or
-a subset of them runs on that network (at tf1_train 10^5 nodes a fifth of the nodes:
-small enough for ``chain_cover.py``, sparing the import of scipy). Members, widths and
+a subset of them runs on that network (at tf1_train 10^5 nodes 27% of the nodes:
+small enough for ``chain_cover.py``, sparing the import of scipy). The critical path
+runs on the members' descendants (``paths``). Members, widths and
 antichains are given and returned over the DAG's own node indices."""
 
 from __future__ import annotations
@@ -33,10 +34,16 @@ class Between:
         self.pred = Grouped(dag.n, dag.dst, dag.src) if pred is None else pred
         self._succ: Grouped | None = None
 
-    def __call__(self, members: np.ndarray) -> np.ndarray:
+    def descendants(self, members: np.ndarray) -> np.ndarray:
+        """``members`` and every node a path leads to from one."""
         if self._succ is None:
             self._succ = Grouped(self.dag.n, self.dag.src, self.dag.dst)
-        return self.pred.closure(members) & self._succ.closure(members)
+        return self._succ.closure(members)
+
+    def __call__(self, members: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(the nodes between ``members``, the members' descendants)."""
+        after = self.descendants(members)
+        return self.pred.closure(members) & after, after
 
 
 class Found:
@@ -63,8 +70,8 @@ class MemberNetwork:
         n = dag.n
         src, dst = dag.unique_edges
         keep_edges = ~dropped
-        keep = between(members)
-        self._dag, self._keep = dag, keep
+        keep, after = between(members)
+        self._dag, self._pred, self._after = dag, between.pred, after
         if keep.all():
             self.idx = None
             self.n, self.order, self.position = n, dag.order, dag.position
@@ -83,19 +90,23 @@ class MemberNetwork:
         position[order] = np.arange(idx.size, dtype=np.int64)
         self.idx, self.n, self.order, self.position = idx, int(idx.size), order, position
 
-    def paths(self) -> tuple[IndexedDag, np.ndarray | None]:
-        """(the network as an ``IndexedDag`` with every edge of the DAG's between its nodes,
-        in the DAG's order; its nodes' indices in the DAG, None when it is the DAG): a
-        heaviest path whose weights are on members runs through its nodes only."""
-        dag, keep, idx = self._dag, self._keep, self.idx
-        if idx is None:
-            return dag, None
+    def paths(self) -> tuple[IndexedDag, np.ndarray, Grouped]:
+        """The part of the DAG a heaviest path whose weights are on members needs: the
+        members' descendants (every node a positive weight reaches) as an ``IndexedDag``
+        with the DAG's edges between them in the DAG's order; their indices in the DAG;
+        and each DAG node's predecessors, for the path's zero-weight start
+        (``threads.ThreadModel.critical_path``)."""
+        dag, after = self._dag, self._after
+        idx = np.flatnonzero(after)
         renumber = np.full(dag.n, -1, dtype=np.int64)
         renumber[idx] = np.arange(idx.size, dtype=np.int64)
-        inside = keep[dag.src] & keep[dag.dst]
-        return IndexedDag(list(map(dag.nodes.__getitem__, idx.tolist())), {}, self.order,
-                          self.position, renumber[dag.src[inside]], renumber[dag.dst[inside]],
-                          dag.control[inside]), idx
+        inside = after[dag.src] & after[dag.dst]
+        order = np.argsort(dag.position[idx], kind="stable")
+        position = np.empty(idx.size, dtype=np.int64)
+        position[order] = np.arange(idx.size, dtype=np.int64)
+        return IndexedDag(list(map(dag.nodes.__getitem__, idx.tolist())), {}, order, position,
+                          renumber[dag.src[inside]], renumber[dag.dst[inside]],
+                          dag.control[inside]), idx, self._pred
 
     def _here(self, values: np.ndarray | None) -> np.ndarray | None:
         return values if values is None or self.idx is None else values[self.idx]

@@ -1,7 +1,8 @@
 """Counting down over the integer edge arrays a wave of nodes at a time: the array form of
 a worklist pass in which a node joins once its last counted edge has (``folding.py``:
 constants forward along data edges; ``parallelism_scope.step_mask``: the init/restore/save
-part backward from its targets). Each wave is a few array operations over the edges at
+part backward from its targets; ``member_network.py``: the nodes between the expensive
+ops). Each wave is a few array operations over the edges at
 the wave's nodes, so the whole pass is linear in the edges the set reaches, with one
 round of numpy calls per wave instead of Python per node."""
 
