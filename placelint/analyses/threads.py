@@ -155,6 +155,8 @@ class ThreadModel:
         # on (every heavier predecessor is a descendant of one); before it every node's
         # predecessors weigh 0, and the DAG's pass takes the first, in edge order. Without
         # time anywhere the pass ends at node 0.
+        if not self.dag.n:
+            return span, []
         path = idx[path].tolist()
         first = next((i for i, v in enumerate(path) if self.time[v] > 0), None)
         tail = [] if first is None else path[first + 1:]
