@@ -42,14 +42,13 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field
 from functools import cached_property
-from operator import attrgetter
+from operator import attrgetter, is_
 from typing import Any, Callable
 
 import numpy as np
 
 from ..model.devices import display, parse_device
 from ..model.graph import Graph
-from .antichain import Solved, solve_antichain
 from .cost import AssumedSizes
 from .folding import fold_constants
 from .dag import IndexedDag, index_graph
@@ -57,6 +56,7 @@ from .op_tables import ExecutorTable, executor_table, intra_op_table
 from .parallelism_cost import IntraOpRow, estimate_ops
 from .parallelism_scope import exclusive_branches, loop_copies, step_mask
 from .shape_inference import ShapeInfo, infer_shapes
+from .member_network import Between, Found, MemberNetwork
 from .threads import (INLINE_THRESHOLD_US, PYFUNC_BODY_US, PYFUNC_US, SIMULATE_MAX_NODES,
                       Recommendation, ThreadModel, recommend)
 
@@ -229,17 +229,24 @@ class OpMask:
         return np.fromiter(map(predicate, self.types), dtype=bool, count=len(self.types))[self.codes]
 
 
-def _node_devices(dag: IndexedDag, placement) -> list[str | None] | None:
-    """Each node's placed device (full name), or None without a usable placement."""
+def _device_codes(dag: IndexedDag, placement) -> tuple[np.ndarray, list[str]] | None:
+    """Each node's placed device as a small integer, and the devices' names by it (sorted;
+    ``(unplaced)`` for a node without one), or None without a usable placement."""
     devices = getattr(placement, "device", None) if placement is not None else None
     if not devices:
         return None
     names = dag.index       # names in node order
-    if len(devices) == len(names) and list(devices) == list(names):
-        out = list(devices.values())    # the placer's dict is in node order: no look-ups
+    if len(devices) == len(names) and all(map(is_, devices, names)):
+        placed = devices.values()   # the placer's dict is in node order: no look-ups
     else:
-        out = list(map(devices.get, names))
-    return out if any(out) else None
+        placed = list(map(devices.get, names))
+    distinct = set(placed)
+    if not any(distinct):
+        return None
+    label = {d: d or "(unplaced)" for d in distinct}
+    labels = sorted(set(label.values()))
+    code = {d: labels.index(name) for d, name in label.items()}
+    return np.fromiter(map(code.__getitem__, placed), dtype=np.int64, count=len(names)), labels
 
 
 def _branches(dag: IndexedDag, members: np.ndarray) -> list[Branch]:
@@ -301,9 +308,10 @@ def analyze_parallelism(graph: Graph, *, shapes: ShapeInfo | None = None, placem
     ops = list(map(attrgetter("op"), dag.nodes))
     op_types = set(ops)
     per_op = OpMask(ops, op_types)
-    folded = fold_constants(dag, ops, op_types, per_op, shapes, table)
+    folded = fold_constants(graph, dag, ops, op_types, per_op, shapes, table)
     inline = per_op(table.runs_inline)
-    in_step, left_out = step_mask(dag, step_nodes, per_op)
+    between = Between(dag)
+    in_step, left_out = step_mask(dag, step_nodes, per_op, between.pred)
     if left_out and step_nodes is None:
         notes.append(f"{left_out} node(s) only feed init/restore/save targets and are not part of "
                      "the step")
@@ -335,27 +343,26 @@ def analyze_parallelism(graph: Graph, *, shapes: ShapeInfo | None = None, placem
                          f"iteration's result, so parallel_iterations={p_it} does not overlap them")
 
     # -- widths
-    edges = dag.unique_edges
-    all_edges_width = solve_antichain(n, *edges, expensive, unique=True, position=dag.position)
-    useful_chain = solve_antichain(n, *edges, useful, scope.at_once, unique=True, position=dag.position)
     step_all = in_step & ~skipped
+    own_control = dag.control & ~_structural_control(dag, table)
+    net = MemberNetwork(between, expensive, own_control)
+    all_edges_width = net.solve(expensive)
+    useful_chain = net.solve(useful, scope.at_once)
 
     def width_all() -> int:
         return (all_edges_width.width if expensive.all()
-                else solve_antichain(n, *edges, step_all, unique=True, position=dag.position).width)
+                else MemberNetwork(between, step_all, own_control).solve(step_all).width)
 
-    own_control = dag.control & ~_structural_control(dag, table)
-    keep = ~own_control
-    if keep.all():
+    if not own_control.any():
         no_control = all_edges_width.width   # no control edges of the model's own
     else:
-        no_control = solve_antichain(n, dag.src[keep], dag.dst[keep], expensive,
-                                     position=dag.position).width
-    gil_chain = solve_antichain(n, *edges, expensive & est.gil, unique=True, position=dag.position)
+        no_control = net.solve_without_dropped(expensive).width
+    gil_chain = net.solve(expensive & est.gil)
 
     # -- the thread model: work and span in estimated microseconds
     model = ThreadModel(dag, time_us, est.max_threads, est.gil & expensive, cores,
-                        dispatched=useful, copies=copies, handout_us=scope.handout_us, run=expensive)
+                        dispatched=useful, copies=copies, handout_us=scope.handout_us, run=expensive,
+                        paths=net.paths())
     model.gil_width = gil_chain.width
     span_us, path = model.critical_path()
     total_us = model.total
@@ -394,10 +401,10 @@ def analyze_parallelism(graph: Graph, *, shapes: ShapeInfo | None = None, placem
                      "assumed sizes")
 
     # -- per device
-    per_device = _per_device(dag, placement, expensive, est, table, notes, total_work,
+    per_device = _per_device(dag, net, placement, expensive, est, table, notes, total_work,
                              all_edges_width.width)
 
-    def names(chain: Solved) -> Callable[[], list[Branch]]:
+    def names(chain: Found) -> Callable[[], list[Branch]]:
         return lambda: _branches(dag, chain.antichain().nodes)
 
     rec = recommend(model, width=all_edges_width.width, useful_width=useful_chain.width,
@@ -422,19 +429,15 @@ def analyze_parallelism(graph: Graph, *, shapes: ShapeInfo | None = None, placem
                "gil_branches": names(gil_chain)})
 
 
-def _per_device(dag, placement, expensive, est, table, notes, total_work, overall_width):
+def _per_device(dag, net, placement, expensive, est, table, notes, total_work, overall_width):
     """Width, work and op counts per placed device (None without a placement)."""
-    devices = _node_devices(dag, placement)
+    found = _device_codes(dag, placement)
     n_expensive = int(np.count_nonzero(expensive))
-    if devices is None:
+    if found is None:
         notes.append("no device placement available: per-device figures are omitted")
         return None
-    # each node's device as a small integer (one per distinct name), so that a device's
-    # nodes are one array comparison
-    label = {d: d or "(unplaced)" for d in set(devices)}
-    names = sorted(set(label.values()))
-    code = {d: names.index(name) for d, name in label.items()}
-    codes = np.fromiter(map(code.__getitem__, devices), dtype=np.int64, count=len(devices))
+    # each node's device as a small integer, so that a device's nodes are one comparison
+    codes, names = found
     out = []
     inline_work = 0
     for c, name in enumerate(names):
@@ -450,8 +453,7 @@ def _per_device(dag, placement, expensive, est, table, notes, total_work, overal
         if count == n_expensive:
             width = (lambda: overall_width)
         else:
-            width = (lambda members=members: solve_antichain(dag.n, *dag.unique_edges, members,
-                                                             unique=True, position=dag.position).width)
+            width = (lambda members=members: net.solve(members).width)
         out.append(DeviceFigures(
             device=display(name) if spec is not None else name, ops=int(np.count_nonzero(on_device)),
             expensive_ops=count, width_of=width, work=w, inline_kernels=inline))

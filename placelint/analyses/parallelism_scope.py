@@ -27,6 +27,7 @@ import numpy as np
 from ..model.ops import CASE, IF, WHILE
 from .dag import IndexedDag
 from .threads import DISPATCH_US
+from .waves import Grouped
 
 __all__ = ["step_mask", "exclusive_branches", "loop_copies", "LoopScope"]
 
@@ -48,17 +49,19 @@ def _successors(dag: IndexedDag) -> tuple[list[int], list[int]]:
     return succ, starts
 
 
-def step_mask(dag: IndexedDag, step_nodes, per_op) -> tuple[np.ndarray, int]:
+def step_mask(dag: IndexedDag, step_nodes, per_op, pred: Grouped | None = None
+              ) -> tuple[np.ndarray, int]:
     """(bool mask of the nodes the step runs, how many nodes were left out); ``step_nodes``:
     the step's nodes when known (None: judged by the targets' names); ``per_op``: a bool
-    mask over the nodes from a predicate on op types (``parallelism.OpMask``)."""
+    mask over the nodes from a predicate on op types (``parallelism.OpMask``); ``pred``:
+    each node's predecessors (``Grouped(n, dag.dst, dag.src)``), if the caller has them."""
     n = dag.n
     names = list(dag.index)     # node names in node order
     if step_nodes is not None:
         mask = np.fromiter(map(step_nodes.__contains__, names), dtype=bool, count=n)
         return mask, int(n - np.count_nonzero(mask))
-    has_out = np.zeros(n, dtype=bool)
-    has_out[dag.src] = True
+    remaining = np.bincount(dag.src, minlength=n)     # out edges not yet left out
+    has_out = remaining > 0
     targets = [i for i in np.flatnonzero(per_op("NoOp".__eq__)).tolist() if _TARGET.search(names[i])]
     targets += [i for i in np.flatnonzero(~has_out).tolist()      # sinks in save scopes
                 if "save" in names[i] and _SAVE_SCOPE.search(names[i])]
@@ -66,26 +69,18 @@ def step_mask(dag: IndexedDag, step_nodes, per_op) -> tuple[np.ndarray, int]:
         return np.ones(n, dtype=bool), 0
     # the step: the nodes with a path to a sink that is not a target, through no target.
     # Its complement, the targets and the nodes whose every edge leads into it, is found
-    # from the targets backwards (a node joins once its last edge does): a walk over the
-    # init/restore/save part only, not over the step
-    is_target = np.zeros(n, dtype=bool)
-    is_target[targets] = True
-    left = is_target.tolist()
-    remaining = np.bincount(dag.src, minlength=n).tolist()     # out edges not yet left out
-    by_dst = np.argsort(dag.dst, kind="stable")
-    pred = dag.src[by_dst].tolist()
-    starts = np.searchsorted(dag.dst[by_dst], np.arange(n + 1)).tolist()
-    stack = np.flatnonzero(is_target).tolist()
-    while stack:
-        v = stack.pop()
-        for j in range(starts[v], starts[v + 1]):
-            u = pred[j]
-            r = remaining[u] - 1
-            remaining[u] = r
-            if not r and not left[u]:
-                left[u] = True
-                stack.append(u)
-    mask = ~np.asarray(left, dtype=bool)
+    # from the targets backwards (a node joins once its last edge does), a wave at a time
+    # over the edge arrays: a pass over the init/restore/save part only, not over the step
+    left = np.zeros(n, dtype=bool)
+    left[targets] = True
+    if pred is None:
+        pred = Grouped(n, dag.dst, dag.src)
+    wave = np.flatnonzero(left)
+    while wave.size:
+        wave = pred.count_down(remaining, wave)
+        wave = wave[~left[wave]]
+        left[wave] = True
+    mask = ~left
     return mask, int(n - np.count_nonzero(mask))
 
 

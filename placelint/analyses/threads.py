@@ -46,6 +46,7 @@ from __future__ import annotations
 import heapq
 from collections import deque
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -108,8 +109,13 @@ class ThreadModel:
 
     def __init__(self, dag: IndexedDag, time_us: np.ndarray, max_threads: np.ndarray, gil: np.ndarray,
                  cores: int, *, dispatched: np.ndarray, copies: np.ndarray | None = None,
-                 handout_us: np.ndarray | None = None, run: np.ndarray | None = None):
+                 handout_us: np.ndarray | None = None, run: np.ndarray | None = None,
+                 paths: tuple[IndexedDag, np.ndarray, Any] | None = None):
         self.dag = dag
+        #: the DAG the heaviest paths are found in, its nodes' indices in ``dag`` (None:
+        #: ``dag`` itself) and each node of ``dag``'s predecessors (a ``waves.Grouped``):
+        #: the descendants of the nodes of positive time (``MemberNetwork.paths``)
+        self._paths = (dag, None, None) if paths is None else paths
         self.run = np.ones(dag.n, dtype=bool) if run is None else run
         self.time = np.where(self.run, time_us, 0.0).astype(float)
         self.max_threads = np.maximum(max_threads, 1)
@@ -134,21 +140,42 @@ class ThreadModel:
     # ------------------------------------------------------------------ bounds
     def critical_path(self) -> tuple[float, list[int]]:
         """The heaviest path of single-thread op times, and its nodes."""
+        dag, idx, pred = self._paths
+        here = (lambda a: a) if idx is None else (lambda a: a[idx])
         if self.cores > 1 and self._splits:
             d = self.time / split_speedup(np.minimum(self.max_threads, self.cores))
-            span, path, full = longest_path_and_span(self.dag, self.time, d)
+            span, path, full = longest_path_and_span(dag, here(self.time), here(d))
             self._span[self.cores] = (full, float((d * self.copies).sum()))
         else:
-            span, path = longest_path(self.dag, self.time)
+            span, path = longest_path(dag, here(self.time))
         self._span[1] = (span, self.total)
-        return span, path
+        if idx is None:
+            return span, path
+        # The path as the whole DAG gives it: the same from its first node of positive time
+        # on (every heavier predecessor is a descendant of one); before it every node's
+        # predecessors weigh 0, and the DAG's pass takes the first, in edge order. Without
+        # time anywhere the pass ends at node 0.
+        if not self.dag.n:
+            return span, []
+        path = idx[path].tolist()
+        first = next((i for i, v in enumerate(path) if self.time[v] > 0), None)
+        tail = [] if first is None else path[first + 1:]
+        v = 0 if first is None else path[first]
+        head = [v]
+        starts, other = pred.starts, pred.other
+        while starts[v] < starts[v + 1]:
+            v = int(other[starts[v]])
+            head.append(v)
+        head.reverse()
+        return span, head + tail
 
     def _times(self, intra: int) -> tuple[float, float]:
         if intra > 1 and not self._splits:
             return self._times(1)
         if intra not in self._span:
             d = self.time / split_speedup(np.minimum(self.max_threads, intra))
-            span, _ = longest_path(self.dag, d)
+            dag, idx, _ = self._paths
+            span, _ = longest_path(dag, d if idx is None else d[idx])
             self._span[intra] = (span, float((d * self.copies).sum()))
         return self._span[intra]
 
