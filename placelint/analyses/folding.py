@@ -78,10 +78,9 @@ def fold_constants(graph: Graph, dag: IndexedDag, ops: list[str], op_types: set[
         return not (out_bytes is not None and out_bytes > table.max_constant_bytes
                     and out_bytes > sum(shapes.nbytes(e.src, e.src_slot) or 0 for e in data))
 
-    wave = np.flatnonzero(const)
-    while wave.size:
-        ready = consumers.count_down(waiting, wave)
-        ready = ready[can_fold[ready] & ~const[ready]]
-        wave = np.asarray([i for i in ready.tolist() if folds(i)], dtype=np.int64)
-        const[wave] = True
-    return const
+    def accept(ready: np.ndarray) -> np.ndarray:
+        ok = can_fold[ready]
+        ok[ok] = [folds(i) for i in ready[ok].tolist()]
+        return ok
+
+    return consumers.spread(const, waiting, accept)

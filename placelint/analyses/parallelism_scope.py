@@ -75,11 +75,7 @@ def step_mask(dag: IndexedDag, step_nodes, per_op, pred: Grouped | None = None
     left[targets] = True
     if pred is None:
         pred = Grouped(n, dag.dst, dag.src)
-    wave = np.flatnonzero(left)
-    while wave.size:
-        wave = pred.count_down(remaining, wave)
-        wave = wave[~left[wave]]
-        left[wave] = True
+    pred.spread(left, remaining)
     mask = ~left
     return mask, int(n - np.count_nonzero(mask))
 
