@@ -64,6 +64,12 @@ class RawModel:
     #: None: those of ``graph_def.library``
     library: FunctionLibrary | None = None
 
+    def functions(self) -> FunctionLibrary:
+        """The graph's function library (the one object every reader of it reads)."""
+        if self.library is None:
+            self.library = FunctionLibrary.of(self.graph_def)
+        return self.library
+
 
 #: Suffixes TensorFlow's loaders read as binary / as text (``ReadBinaryProto`` /
 #: ``ReadTextProto``, the SavedModel loader's saved_model.pb / saved_model.pbtxt).
