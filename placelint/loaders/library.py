@@ -28,6 +28,8 @@ class FunctionLibrary:
         self._data = data
         self._spans = spans
         self._names = tuple(spans if spans is not None else self._parsed)
+        #: bytes of the functions parsed since the last ``release``
+        self.parsed_bytes = 0
 
     @classmethod
     def of(cls, graph_def) -> "FunctionLibrary":
@@ -49,6 +51,7 @@ class FunctionLibrary:
             span = self._spans.get(name)
             if span is not None:
                 fdef = self._parsed[name] = FunctionDef.FromString(self._data[span[0]:span[1]])
+                self.parsed_bytes += span[1] - span[0]
         return fdef
 
     def __getitem__(self, name):
@@ -72,6 +75,7 @@ class FunctionLibrary:
         library parsed with its GraphDef keeps them."""
         if self._spans is not None:
             self._parsed = {}
+            self.parsed_bytes = 0
 
 
 def split_saved_model(data: bytes) -> tuple[bytes, list[FunctionLibrary]] | None:

@@ -46,6 +46,11 @@ CALL_ARG_ATTR = "_placelint_call_arg"
 #: call: such a body is most often called once (a TF2 SavedModel's save and restore
 #: functions), and parsing it again costs a fraction of expanding it.
 RELEASE_BODY_NODES = 4096
+#: ... and once a call from the top level is expanded, every body parsed is let go when
+#: they were this many bytes or more (a TF2 SavedModel's serving function calls thousands
+#: of small functions once each; one called again is parsed again, at a fraction of the
+#: cost of expanding a call of it)
+RELEASE_PARSED_BYTES = 8 * 2**20
 
 
 class FunctionExpansion:
@@ -196,8 +201,11 @@ class FunctionExpansion:
         self.control_alias[name] = exit_control
         if name in self.waiting_src:
             self.waiting_src.add(exit_control)
-        if len(bodies) >= RELEASE_BODY_NODES and self.library.lazy:
-            self._forget_function(fname, bodies)
+        if self.library.lazy:
+            if not stack and self.library.parsed_bytes >= RELEASE_PARSED_BYTES:
+                self.release_bodies()
+            elif len(bodies) >= RELEASE_BODY_NODES:
+                self._forget_function(fname, bodies)
         return True
 
     def _forget_function(self, fname: str, bodies) -> None:
