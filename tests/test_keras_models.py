@@ -52,10 +52,10 @@ def _called(nodes) -> list[str]:
     return out
 
 
-def implementing_function(graph_def, outputs: list[str]) -> tuple[str, list[str]]:
-    """The function that implements a signature: follow the calls from the nodes producing
-    the signature's outputs; the largest body in that call tree. Returns it and the tree."""
-    library = {f.signature.name: f for f in graph_def.library.function}
+def implementing_function(graph_def, library, outputs: list[str]) -> tuple[str, list[str]]:
+    """The function that implements a signature (``library``: the graph's functions): follow
+    the calls from the nodes producing the signature's outputs; the largest body in that call
+    tree. Returns it and the tree."""
     by_name = {n.name: n for n in graph_def.node}
     todo = _called(by_name[t.split(":")[0]] for t in outputs)
     tree: list[str] = []
@@ -115,9 +115,10 @@ def check_app(app: str, cache: Path, record) -> Counts:
     assert bad == [], [f"{d.code}: {d.message[:200]}" for d in bad]
     _no_errors(saved)
 
-    impl, tree = implementing_function(raw.graph_def, list(raw.steps[raw.step].fetches))
+    impl, tree = implementing_function(raw.graph_def, raw.functions(),
+                                       list(raw.steps[raw.step].fetches))
     assert impl.startswith("__inference_") and "traced_" not in impl, (impl, tree)
-    fdef = {f.signature.name: f for f in raw.graph_def.library.function}[impl]
+    fdef = raw.functions()[impl]
     function_ops = [n for n in fdef.node_def if n.op not in PLUMBING]
     live = live_ops(fdef)
     # the signature's step (the loader places the whole MetaGraph; serving runs this)

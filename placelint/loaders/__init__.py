@@ -18,6 +18,7 @@ from ..checks.pl008_format_mismatch import FormatMismatch
 from ..diagnostics import Diagnostic
 from ..proto import GraphDef
 from .debuginfo import DebugInfo
+from .library import FunctionLibrary
 from .discover import (CHUNKED_SAVED_MODEL, SAVED_MODEL_FILES, SPECIAL, ModelRef, PathError,
                        WalkOptions, discover)
 from .steps import INIT_SIGNATURE, StepSpec, declared_steps
@@ -59,6 +60,15 @@ class RawModel:
     node_lines: dict[str, int] = field(default_factory=dict)  #: node -> line (text files)
     #: notes about the file itself, e.g. PL008 text saved as ``.pb``
     notes: list[Diagnostic] = field(default_factory=list)
+    #: the graph's functions when read apart from ``graph_def`` (a binary SavedModel), else
+    #: None: those of ``graph_def.library``
+    library: FunctionLibrary | None = None
+
+    def functions(self) -> FunctionLibrary:
+        """The graph's function library (the one object every reader of it reads)."""
+        if self.library is None:
+            self.library = FunctionLibrary.of(self.graph_def)
+        return self.library
 
 
 #: Suffixes TensorFlow's loaders read as binary / as text (``ReadBinaryProto`` /
@@ -116,7 +126,8 @@ def _load_raw(ref: ModelRef, options: LoadOptions) -> RawModel:
                               f"MetaGraphDef ({'text' if text else 'binary'})")
     else:
         raw = _from_saved_model_message(ref, ref.path, parsed.message, options,
-                                        f"SavedModel ({'text' if text else 'binary'})")
+                                        f"SavedModel ({'text' if text else 'binary'})",
+                                        parsed.libraries)
     if text:
         raw.node_lines = node_lines(parsed.text)
     note = format_note(ref.path, text, parsed.kind)
@@ -139,7 +150,8 @@ def _load_saved_model(ref: ModelRef, options: LoadOptions) -> RawModel:
     parsed = read_model_file(path, expect=SAVEDMODEL, max_text_bytes=options.max_text_bytes)
     if parsed.kind != SAVEDMODEL:
         raise LoadError(UnreadableModel, f"{fname} does not hold a SavedModel (it parses as a {parsed.kind})")
-    raw = _from_saved_model_message(ref, path, parsed.message, options, "SavedModel")
+    raw = _from_saved_model_message(ref, path, parsed.message, options, "SavedModel",
+                                    parsed.libraries)
     dbg = root / "debug" / "saved_model_debug_info.pb"
     if dbg.is_file():
         raw.debug_info = DebugInfo.read(dbg)
@@ -151,7 +163,8 @@ def _load_saved_model(ref: ModelRef, options: LoadOptions) -> RawModel:
     return raw
 
 
-def _from_saved_model_message(ref, path, saved_model, options, fmt) -> RawModel:
+def _from_saved_model_message(ref, path, saved_model, options, fmt,
+                              libraries: list[FunctionLibrary] | None = None) -> RawModel:
     metas = list(saved_model.meta_graphs)
     if not metas:
         raise LoadError(UnreadableModel, "SavedModel holds no MetaGraph")
@@ -168,7 +181,10 @@ def _from_saved_model_message(ref, path, saved_model, options, fmt) -> RawModel:
                                  f"sets: {tag_sets} (choose one with --tag)")
     meta = chosen[0]
     tags = ",".join(meta.meta_info_def.tags)
-    return _from_metagraph(ref, path, meta, options, f"{fmt}, tags {tags or '(none)'}")
+    raw = _from_metagraph(ref, path, meta, options, f"{fmt}, tags {tags or '(none)'}")
+    if libraries is not None:
+        raw.library = libraries[next(i for i, m in enumerate(metas) if m is meta)]
+    return raw
 
 
 def _from_metagraph(ref, path, meta, options, fmt) -> RawModel:

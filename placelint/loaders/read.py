@@ -22,6 +22,7 @@ from ..diagnostics import Diagnostic
 from ..humanize import format_bytes
 from ..proto import GraphDef, MetaGraphDef, SavedModel
 from . import fast_text, sniff
+from .library import FunctionLibrary, split_saved_model
 
 #: protobuf refuses messages over 2 GiB; checked by size before reading.
 PROTOBUF_LIMIT = 2**31 - 1
@@ -75,6 +76,9 @@ class ParsedFile:
     kind: str                   #: GRAPHDEF, METAGRAPH or SAVEDMODEL
     message: object             #: the parsed protobuf
     text: str | None = None     #: the file's text for text-format files (for line numbers)
+    #: a binary SavedModel's function library per MetaGraph, read apart from ``message``
+    #: (whose GraphDefs then hold no functions; see ``library.split_saved_model``)
+    libraries: list[FunctionLibrary] | None = None
 
 
 def read_model_file(path: Path, *, expect: str | None = None,
@@ -196,8 +200,17 @@ def _parse_binary(path: Path, data: bytes, expect: str | None) -> ParsedFile:
     expected_problem = None
     for kind in order:
         msg = _CLASSES[kind]()
+        libraries = None
         try:
-            msg.ParseFromString(data)
+            # a SavedModel named as such: its functions are read apart (a TF2 model's
+            # library is most of it, and many functions are never called)
+            split = _split(data) if kind == expect == SAVEDMODEL else None
+            if split is not None:
+                stripped, libraries = split
+                msg.ParseFromString(stripped)
+                del stripped
+            else:
+                msg.ParseFromString(data)
         except (pb_message.DecodeError, pb_message.Error, RecursionError, ValueError) as exc:
             first_error = first_error or exc
             continue
@@ -205,7 +218,7 @@ def _parse_binary(path: Path, data: bytes, expect: str | None) -> ParsedFile:
         # tried as a guess must look like a real model (garbage often parses)
         problem = _implausible(kind, msg, strict=kind != expect or kind == GRAPHDEF)
         if problem is None:
-            return ParsedFile(path, kind, msg)
+            return ParsedFile(path, kind, msg, libraries=libraries)
         if kind == expect and expect != GRAPHDEF:
             # e.g. a saved_model.pb whose MetaGraph has no graph: say so, not 'corrupt'
             expected_problem = expected_problem or problem
@@ -222,6 +235,15 @@ def _parse_binary(path: Path, data: bytes, expect: str | None) -> ParsedFile:
     detail = f" ({first_error})" if first_error else ""
     raise LoadError(UnreadableModel, "not a GraphDef, MetaGraphDef or SavedModel: the file is corrupt, "
                              f"truncated, or another format{detail}")
+
+
+def _split(data: bytes):
+    """``split_saved_model(data)``; None for a corrupt function (the whole file's parse
+    then fails with protobuf's own message)."""
+    try:
+        return split_saved_model(data)
+    except (pb_message.DecodeError, pb_message.Error, RecursionError, ValueError):
+        return None
 
 
 def _refuse_other_text(text: str) -> None:

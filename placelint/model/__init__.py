@@ -63,7 +63,7 @@ def _names(items) -> tuple[str, ...]:
 
 def model_from_raw(raw) -> Model:
     """Build the analysed ``Model`` from a ``loaders.RawModel``."""
-    result: BuildResult = build_graph(raw.graph_def, name=str(raw.ref.path))
+    result: BuildResult = build_graph(raw.graph_def, name=str(raw.ref.path), library=raw.functions())
     graph = result.graph
     diags = list(result.diagnostics)
     diags.extend(raw.notes)

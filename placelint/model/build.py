@@ -20,6 +20,7 @@ from ..checks.pl005_invalid_graph import InvalidGraph
 from ..diagnostics import Diagnostic
 from ..dtypes import DT_RESOURCE, REF_OFFSET
 from ..humanize import list_names
+from ..loaders.library import FunctionLibrary
 from ..opdb import OpInfo, get_opdb
 from ..proto import AttrValue, GraphDef, NodeDef
 from .attr_wire import split_class, varint_size
@@ -52,10 +53,10 @@ class BuildResult:
 
 
 class _Builder(FunctionExpansion):
-    def __init__(self, graph_def: GraphDef, name: str):
+    def __init__(self, graph_def: GraphDef, name: str, library: FunctionLibrary):
         self.graph = Graph(name)
         self.diags: list[Diagnostic] = []
-        self.library = {f.signature.name: f for f in graph_def.library.function}
+        self.library = library
         self.opdb = get_opdb()
         # (node name, slot) -> real (node, slot) for call outputs replaced by _Retval nodes
         self.alias: dict[tuple[str, int], tuple[str, int]] = {}
@@ -470,15 +471,20 @@ def _top_resolve(ref: str):
     return src, slot, ref
 
 
-def build_graph(graph_def: GraphDef, *, name: str = "") -> BuildResult:
-    """Build the analysed graph from a GraphDef, expanding its function library."""
-    b = _Builder(graph_def, name)
+def build_graph(graph_def: GraphDef, *, name: str = "", library=None) -> BuildResult:
+    """Build the analysed graph from a GraphDef, expanding its function library (``library``:
+    its ``FunctionLibrary`` when read apart from ``graph_def``)."""
+    b = _Builder(graph_def, name, FunctionLibrary.of(graph_def) if library is None else library)
 
     add = b.add
     # each top-level NodeDef's fields are read once, for the builder and the validation,
     # which skips the nodes that pass (see NodeDefValidator.passes)
-    validator = NodeDefValidator(graph_def, b.opdb, b.graph.nodes)
+    validator = NodeDefValidator(graph_def, b.opdb, b.graph.nodes, library)
     check, passes = validator.check, validator.passes
+    # the called functions' bodies checked first, while the graph is empty (the check's
+    # objects are gone before the expanded graph is made)
+    validator.check_functions()
+    b.library.release()     # (parsed again as the expansion reads them)
     for nd in graph_def.node:
         node_name, op, inputs = nd.name, nd.op, nd.input[:]
         if add(nd, node_name, op, nd.device, inputs, "", "", "", _top_resolve, ()) is None:
@@ -487,6 +493,7 @@ def build_graph(graph_def: GraphDef, *, name: str = "") -> BuildResult:
             typed, n_data = b.last
             if passes.get(id(typed)) != n_data:
                 check(nd, node_name, op, inputs, typed, n_data >= 0)
+    b.release_bodies()     # the function bodies are read no more: their messages go
     result = b.finish()
     checked = validator.result()
     if checked.findings:

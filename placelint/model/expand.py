@@ -41,6 +41,16 @@ MAX_CALL_DEPTH = 100
 #: function body on its own, with each ``_Arg`` pinned to its input's device (the call node
 #: is colocation-exempt, so the body never pulls a variable to its own device requests).
 CALL_ARG_ATTR = "_placelint_call_arg"
+#: A function body of this many nodes or more read apart from its GraphDef (a SavedModel's
+#: ``FunctionLibrary``) is let go once a call is expanded, and parsed again for another
+#: call: such a body is most often called once (a TF2 SavedModel's save and restore
+#: functions), and parsing it again costs a fraction of expanding it.
+RELEASE_BODY_NODES = 4096
+#: ... and once a call from the top level is expanded, every body parsed is let go when
+#: they were this many bytes or more (a TF2 SavedModel's serving function calls thousands
+#: of small functions once each; one called again is parsed again, at a fraction of the
+#: cost of expanding a call of it)
+RELEASE_PARSED_BYTES = 8 * 2**20
 
 
 class FunctionExpansion:
@@ -54,6 +64,13 @@ class FunctionExpansion:
         self.waiting_src.add(src)
         self.waiting_src.add(self._resolved(src, slot))
         self.waiting_dst.add(dst)
+
+    def release_bodies(self) -> None:
+        """Let the parsed function bodies go (expansion is done): what the builder read of
+        them, and the library's parsed functions."""
+        self._function_bodies = {}
+        self._nd_records = {}
+        self.library.release()
 
     def _resolved(self, src: str, slot: int) -> str:
         """The node an edge from ``src:slot`` leaves once the aliases known so far apply
@@ -184,7 +201,21 @@ class FunctionExpansion:
         self.control_alias[name] = exit_control
         if name in self.waiting_src:
             self.waiting_src.add(exit_control)
+        if self.library.lazy:
+            if not stack and self.library.parsed_bytes >= RELEASE_PARSED_BYTES:
+                self.release_bodies()
+            elif len(bodies) >= RELEASE_BODY_NODES:
+                self._forget_function(fname, bodies)
         return True
+
+    def _forget_function(self, fname: str, bodies) -> None:
+        """Let function ``fname``'s parsed body go, with what the builder read of it (its
+        NodeDefs' records are keyed by their ids: they go too)."""
+        del self._function_bodies[fname]
+        records = self._nd_records
+        for body in bodies:
+            records.pop(id(body[0]), None)
+        self.library.forget(fname)
 
     def _function_parts(self, fname: str, fdef) -> tuple:
         """What expanding a call of function ``fname`` reads of its FunctionDef, read once

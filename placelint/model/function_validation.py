@@ -27,10 +27,9 @@ class _Unknown(Exception):
     """A dtype placelint cannot tell: stop checking (conservative)."""
 
 
-def called_functions(graph_def) -> list[str]:
+def called_functions(graph_def, library) -> list[str]:
     """Library functions called from the top level, and the functions they call, in
-    order of first call."""
-    library = {f.signature.name: f for f in graph_def.library.function}
+    order of first call (``library``: the graph's ``FunctionLibrary``)."""
     if not library:
         return []
     order: list[str] = []

@@ -39,6 +39,7 @@ from dataclasses import dataclass, field
 from .. import dtypes as _dt
 from ..checks.pl007_invalid_node_def import InvalidNodeDef
 from ..diagnostics import Diagnostic
+from ..loaders.library import FunctionLibrary
 from .attr_validation import (attr_value_has_type, dtype_string, missing_order, shape_text,
                               op_summary, shape_error, validate_attr_value, value_case)
 from .function_validation import called_functions, check_function
@@ -181,14 +182,16 @@ class NodeDefValidator:
     ``nodes``: the builder's graph, where a top-level node that passed unchecked is found
     (its output dtypes are its verdict's)."""
 
-    def __init__(self, graph_def, opdb, nodes=None):
+    def __init__(self, graph_def, opdb, nodes=None, library: FunctionLibrary | None = None):
         self.graph_def, self.opdb = graph_def, opdb
         self.nodes = {} if nodes is None else nodes
         #: id of a typing -> the number of data inputs with which a node of that typing
         #: passes, when the builder connected each to the top-level node it names with
         #: equal dtypes (or either unknown): its verdict passes and no edge check can fail
         self.passes: dict[int, int] = {}
-        self.library = {f.signature.name for f in graph_def.library.function}
+        self.library = FunctionLibrary.of(graph_def) if library is None else library
+        #: the findings in the bodies of called functions (see ``check_functions``)
+        self.function_findings: list[Finding] | None = None
         self.memo: dict[tuple[str, tuple], _Verdict] = {}
         # id of the builder's typing of a node -> (it, the node's verdict)
         self.by_typed: dict[int, tuple[tuple, _Verdict]] = {}
@@ -316,6 +319,12 @@ class NodeDefValidator:
             return _UNSEEN
         return node.output_dtypes
 
+    def check_functions(self) -> None:
+        """Check the bodies of the called functions now (the builder then lets the parsed
+        bodies go before its last passes); ``result`` lists the findings."""
+        self.function_findings = (_function_findings(self.graph_def, self.opdb, self.library)
+                                  if self.library else [])
+
     def result(self) -> Validation:
         """The edge checks, then every finding in TensorFlow's order."""
         graph_def, opdb, library = self.graph_def, self.opdb, self.library
@@ -332,7 +341,9 @@ class NodeDefValidator:
                                          verdict.late_template.replace("\0", name))
         ordered = tf_order(graph_def, per_node) if len(per_node) > 1 else list(per_node.values())
         if library:
-            ordered.extend(_function_findings(graph_def, opdb, library))
+            if self.function_findings is None:
+                self.check_functions()
+            ordered.extend(self.function_findings)
         for name, slot, src, src_slot, expected, actual in back:
             if name not in per_node:
                 ordered.append(Finding(name, INPUT_TYPE,
@@ -340,10 +351,9 @@ class NodeDefValidator:
         return Validation(ordered)
 
 
-def _function_findings(graph_def, opdb, library) -> list[Finding]:
+def _function_findings(graph_def, opdb, functions) -> list[Finding]:
     """InstantiateFunction's refusals in the bodies of called functions (see
     function_validation); the finding is on the body node as the first call expands it."""
-    functions = {f.signature.name: f for f in graph_def.library.function}
     calls: dict[str, str] = {}      # function -> the top-level node that first calls it
     for nd in graph_def.node:
         callee = nd.op if nd.op in functions else (
@@ -351,8 +361,8 @@ def _function_findings(graph_def, opdb, library) -> list[Finding]:
         if callee in functions:
             calls.setdefault(callee, nd.name)
     out = []
-    for fname in called_functions(graph_def):
-        for body_node, message in check_function(functions[fname], opdb, library):
+    for fname in called_functions(graph_def, functions):
+        for body_node, message in check_function(functions[fname], opdb, functions):
             where = f"{calls[fname]}/{body_node}" if fname in calls else body_node
             out.append(Finding(where, FUNCTION_BODY,
                                f"{message} In node {body_node} (function '{fname}', "

@@ -1,0 +1,69 @@
+"""A binary SavedModel's function library read apart from the rest of the file
+(``loaders/library.py``): the same functions, names and refusals as the whole file's parse."""
+
+from pathlib import Path
+
+import pytest
+
+from placelint.loaders import LoadError, discover, load_raw
+from placelint.loaders.library import FunctionLibrary, split_saved_model
+from placelint.proto import FunctionDef, SavedModel
+
+
+def _saved_model(functions, n_meta=1) -> SavedModel:
+    sm = SavedModel(saved_model_schema_version=1)
+    for i in range(n_meta):
+        meta = sm.meta_graphs.add()
+        meta.meta_info_def.tags.append(f"tag{i}")
+        meta.graph_def.node.add(name="x", op="Placeholder")
+        for name, n in functions:
+            f = meta.graph_def.library.function.add()
+            f.signature.name = name
+            for k in range(n):
+                f.node_def.add(name=f"n{k}", op="NoOp")
+        meta.graph_def.library.gradient.add(function_name="f", gradient_func="g")
+    return sm
+
+
+def test_split_is_the_whole_parse_without_functions():
+    sm = _saved_model([("f", 2), ("g", 300), ("f", 3), ("h", 0)], n_meta=2)
+    stripped, libraries = split_saved_model(sm.SerializeToString())
+    whole = SavedModel.FromString(sm.SerializeToString())
+    assert len(libraries) == 2
+    for meta, lib in zip(whole.meta_graphs, libraries):
+        expected = {f.signature.name: f for f in meta.graph_def.library.function}
+        # a dict's order and its last function of a name (``f`` with 3 nodes)
+        assert list(lib) == list(expected) == ["f", "g", "h"]
+        assert [len(lib[name].node_def) for name in lib] == [3, 300, 0]
+        assert all(lib[name] == expected[name] for name in lib)
+        meta.graph_def.library.ClearField("function")
+    assert SavedModel.FromString(stripped) == whole
+    assert whole.meta_graphs[0].graph_def.library.gradient[0].gradient_func == "g"
+
+
+def test_a_released_function_is_parsed_again():
+    _, (lib,) = split_saved_model(_saved_model([("f", 2)]).SerializeToString())
+    first = lib["f"]
+    lib.release()
+    assert "f" in lib and lib.get("f") == first and lib.get("missing") is None
+    eager = FunctionLibrary.of(_saved_model([("f", 2)]).meta_graphs[0].graph_def)
+    assert not eager.lazy and eager["f"] == first
+
+
+def test_corrupt_function_refuses_the_file_as_the_whole_parse_does(tmp_path: Path,
+                                                                   monkeypatch):
+    sm = _saved_model([("f", 2)])
+    data = bytearray(sm.SerializeToString())
+    body = FunctionDef(signature=sm.meta_graphs[0].graph_def.library.function[0].signature)
+    at = bytes(data).index(body.signature.SerializeToString())
+    data[at + 2] = 0xFF                    # the name's first byte: not UTF-8
+    (tmp_path / "saved_model.pb").write_bytes(bytes(data))
+    with pytest.raises(Exception):
+        SavedModel.FromString(bytes(data))
+    with pytest.raises(LoadError) as exc:
+        load_raw(discover([tmp_path])[0])
+    monkeypatch.setattr("placelint.loaders.read.split_saved_model", lambda data: None)
+    with pytest.raises(LoadError) as whole:
+        load_raw(discover([tmp_path])[0])
+    assert exc.value.message == whole.value.message
+    assert "SavedModel': String field had bad UTF-8" in exc.value.message
