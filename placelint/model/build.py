@@ -475,15 +475,12 @@ def build_graph(graph_def: GraphDef, *, name: str = "", library=None) -> BuildRe
     """Build the analysed graph from a GraphDef, expanding its function library (``library``:
     its ``FunctionLibrary`` when read apart from ``graph_def``)."""
     b = _Builder(graph_def, name, FunctionLibrary.of(graph_def) if library is None else library)
-
     add = b.add
     # each top-level NodeDef's fields are read once, for the builder and the validation,
     # which skips the nodes that pass (see NodeDefValidator.passes)
-    validator = NodeDefValidator(graph_def, b.opdb, b.graph.nodes, library)
+    validator = NodeDefValidator(graph_def, b.opdb, b.graph.nodes, b.library)
     check, passes = validator.check, validator.passes
-    # the called functions' bodies checked first, while the graph is empty (the check's
-    # objects are gone before the expanded graph is made)
-    validator.check_functions()
+    validator.check_functions()     # the called bodies, while the graph is still empty
     b.library.release()     # (parsed again as the expansion reads them)
     for nd in graph_def.node:
         node_name, op, inputs = nd.name, nd.op, nd.input[:]
