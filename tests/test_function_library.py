@@ -67,3 +67,40 @@ def test_corrupt_function_refuses_the_file_as_the_whole_parse_does(tmp_path: Pat
         load_raw(discover([tmp_path])[0])
     assert exc.value.message == whole.value.message
     assert "SavedModel': String field had bad UTF-8" in exc.value.message
+
+
+def _overlong_tags(data: bytes, field_bytes: bytes) -> bytes:
+    """``data`` with the one-byte tag of each top-level field ``field_bytes`` written as two
+    bytes (0x92 0x00 for 0x12: a varint with a zero continuation, which protobuf reads as the
+    same tag)."""
+    out, i = bytearray(), 0
+    while i < len(data):
+        tag = data[i]
+        size, j, shift = 0, i + 1, 0
+        while True:
+            b = data[j]
+            size |= (b & 0x7F) << shift
+            j += 1
+            shift += 7
+            if b < 0x80:
+                break
+        end = j if tag & 7 == 0 else j + size        # a varint field's value: read above
+        head = bytes([tag | 0x80, 0]) if bytes([tag]) == field_bytes else bytes([tag])
+        out += head + data[i + 1:end]
+        i = end
+    return bytes(out)
+
+
+def test_a_field_tag_written_long_is_cut_where_it_starts():
+    # the MetaGraphs' tags written in two bytes: the file read apart is still the whole
+    # parse without its functions (a field is cut at its tag's first byte, wherever the
+    # varint ends)
+    sm = _saved_model([("f", 2), ("g", 1)], n_meta=2)
+    data = _overlong_tags(sm.SerializeToString(), b"\x12")
+    whole = SavedModel.FromString(data)
+    assert whole == sm
+    stripped, libraries = split_saved_model(data)
+    assert [list(lib) for lib in libraries] == [["f", "g"], ["f", "g"]]
+    for meta in whole.meta_graphs:
+        meta.graph_def.library.ClearField("function")
+    assert SavedModel.FromString(stripped) == whole

@@ -90,13 +90,13 @@ def split_saved_model(data: bytes) -> tuple[bytes, list[FunctionLibrary]] | None
     if top is None:
         return None
     pos = 0
-    for tag, start, end in top:
+    for tag, head, start, end in top:
         if tag != _META_GRAPHS:
             continue
         meta = _split_meta(view, start, end, libraries)
         if meta is None:
             return None
-        out.append(view[pos:_tag_start(view, pos, start, tag)])
+        out.append(view[pos:head])
         out.append(_field(tag, meta))
         pos = end
     if not libraries:
@@ -107,17 +107,17 @@ def split_saved_model(data: bytes) -> tuple[bytes, list[FunctionLibrary]] | None
 
 def _split_meta(view, start, end, libraries) -> bytes | None:
     fields = _fields(view, start, end)
-    if fields is None or [t for t, _, _ in fields].count(_GRAPH_DEF) > 1:
+    if fields is None or [f[0] for f in fields].count(_GRAPH_DEF) > 1:
         return None
     parts, pos = [], start
     library = FunctionLibrary(data=None, spans={})
-    for tag, s, e in fields:
+    for tag, head, s, e in fields:
         if tag != _GRAPH_DEF:
             continue
         graph = _split_graph(view, s, e, library)
         if graph is None:
             return None
-        parts.append(view[pos:_tag_start(view, pos, s, tag)])
+        parts.append(view[pos:head])
         parts.append(_field(tag, graph))
         pos = e
     parts.append(view[pos:end])
@@ -129,36 +129,38 @@ def _split_meta(view, start, end, libraries) -> bytes | None:
 
 def _split_graph(view, start, end, library) -> bytes | None:
     fields = _fields(view, start, end)
-    if fields is None or [t for t, _, _ in fields].count(_LIBRARY) > 1:
+    if fields is None or [f[0] for f in fields].count(_LIBRARY) > 1:
         return None
     parts, pos = [], start
-    for tag, s, e in fields:
+    for tag, head, s, e in fields:
         if tag != _LIBRARY:
             continue
         lib = _fields(view, s, e)
         if lib is None:
             return None
         rest = []
-        for ftag, fs, fe in lib:
+        for ftag, fhead, fs, fe in lib:
             if ftag != _FUNCTION:
-                rest.append(view[_tag_start(view, s, fs, ftag):fe])
+                rest.append(view[fhead:fe])
                 continue
             # parsed (as the whole file's parse would: a corrupt body refuses the file
             # here, not midway through the build) for its name, then let go
             name = FunctionDef.FromString(view[fs:fe]).signature.name
             library._spans[name] = (fs, fe)     # (a dict keeps the last of a name)
-        parts.append(view[pos:_tag_start(view, pos, s, tag)])
+        parts.append(view[pos:head])
         parts.append(_field(tag, b"".join(rest)))
         pos = e
     parts.append(view[pos:end])
     return b"".join(parts)
 
 
-def _fields(view, i: int, end: int) -> list[tuple[int, int, int]] | None:
-    """``(tag, value start, value end)`` of each field of the message at ``view[i:end]``
-    (for varint and fixed-size values, the span of the value); None unless well formed."""
+def _fields(view, i: int, end: int) -> list[tuple[int, int, int, int]] | None:
+    """``(tag, field start, value start, value end)`` of each field of the message at
+    ``view[i:end]`` (for varint and fixed-size values, the span of the value); None unless
+    well formed."""
     out = []
     while i < end:
+        head = i
         tag, i = _varint(view, i, end)
         if tag is None or tag >> 3 == 0:
             return None
@@ -181,7 +183,7 @@ def _fields(view, i: int, end: int) -> list[tuple[int, int, int]] | None:
             return None
         if i > end:
             return None
-        out.append((tag, start, i))
+        out.append((tag, head, start, i))
     return out
 
 
@@ -195,15 +197,6 @@ def _varint(view, i: int, end: int):
             return value, i
         shift += 7
     return None, i
-
-
-def _tag_start(view, lo: int, value_start: int, tag: int) -> int:
-    """Where the length-delimited field ``tag`` whose value starts at ``value_start``
-    begins (its tag and length, written before it)."""
-    i = value_start - 1         # the length's last byte
-    while i > lo and view[i - 1] >= 0x80:
-        i -= 1                  # the length's earlier bytes
-    return i - 1                # the tag (these tags are one byte)
 
 
 def _field(tag: int, value: bytes) -> bytes:
