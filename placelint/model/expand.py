@@ -124,7 +124,7 @@ class FunctionExpansion:
         body_stack = (*stack, fname)
         data_refs = [r for r in nd.input if not r.startswith("^")]
         control_refs = [r for r in nd.input if r.startswith("^")]
-        taken = set(body_names)
+        taken: set[str] = set()     # (the names ``unique`` gave, besides the body's)
         nodes = self.graph.nodes
         spec = parse_device(device)
         partitioned = nd.op in PARTITIONED_CALL
@@ -133,7 +133,7 @@ class FunctionExpansion:
             """A name for a node placelint adds (``_Arg``, ``_Retval``, control NoOps) that
             clashes with no body node and no node already in the graph."""
             candidate, i = base, 0
-            while candidate in taken or prefix + candidate in nodes:
+            while candidate in body_names or candidate in taken or prefix + candidate in nodes:
                 candidate, i = f"{base}_{i}", i + 1
             taken.add(candidate)
             return prefix + candidate

@@ -86,10 +86,11 @@ class ResolvedStep:
     missing: list[str] = field(default_factory=list)   #: names the graph does not have
 
 
-def prune(graph: Graph, resolver: Resolver, spec: StepSpec) -> ResolvedStep:
+def prune(graph: Graph, resolver: Resolver, spec: StepSpec, reverse=None) -> ResolvedStep:
     """The nodes ``spec`` runs: subgraph.cc's feed cut then ``PruneForTargets`` (reverse
     reachability over data and control edges from the fetched and target nodes), as a
-    depth-first search over the shared edge index (``model.edge_index``)."""
+    depth-first search over the shared edge index (``model.edge_index``), reversed
+    (``reverse``: ``_reverse_edges`` of it, when the caller prunes several steps)."""
     missing: list[str] = []
     fed: set[tuple[str, int]] = set()
     feeds: list[tuple[str, int]] = []
@@ -118,22 +119,37 @@ def prune(graph: Graph, resolver: Resolver, spec: StepSpec) -> ResolvedStep:
     if not start:
         return ResolvedStep(spec, np.zeros(n, dtype=bool), feeds, missing)
     positions = graph.positions()
-    walk = ge.src >= 0
-    if feeds:
-        walk &= ~_fed_edges(graph, ge, feeds)
-    # the edges reversed: a node's sources are indices[indptr[v]:indptr[v + 1]]
-    indices = ge.src[walk].tolist()
-    indptr = [0, *np.cumsum(np.bincount(ge.dst[walk], minlength=n)).tolist()]
-    seen = bytearray(n)
+    # the edges reversed: a node's sources are indices[indptr[v]:indptr[v + 1]] (shared
+    # by the steps ``build_step`` prunes); an edge the feeds cut reads as node ``n``, seen
+    indices, indptr, walked = reverse if reverse is not None else _reverse_edges(ge, n)
+    cut = (np.searchsorted(walked, np.flatnonzero(_fed_edges(graph, ge, feeds))).tolist()
+           if feeds else [])
+    saved = [indices[i] for i in cut]
+    for i in cut:
+        indices[i] = n
+    seen = bytearray(n + 1)
+    seen[n] = 1
     stack = list(map(positions.__getitem__, start))
     pop, extend = stack.pop, stack.extend
-    while stack:
-        v = pop()
-        if not seen[v]:
-            seen[v] = 1
-            extend(indices[indptr[v]:indptr[v + 1]])
-    keep = np.frombuffer(seen, dtype=bool)
+    try:
+        while stack:
+            v = pop()
+            if not seen[v]:
+                seen[v] = 1
+                extend(indices[indptr[v]:indptr[v + 1]])
+    finally:
+        for i, source in zip(cut, saved):
+            indices[i] = source
+    keep = np.frombuffer(seen, dtype=bool, count=n)
     return ResolvedStep(spec, keep, feeds, missing)
+
+
+def _reverse_edges(ge, n: int) -> tuple[list[int], list[int], np.ndarray]:
+    """The edges from nodes of the graph, by destination: their sources, where each
+    node's start (``indptr``), and their positions in ``ge``."""
+    walked = np.flatnonzero(ge.src >= 0)
+    return (ge.src[walked].tolist(),
+            [0, *np.cumsum(np.bincount(ge.dst[walked], minlength=n)).tolist()], walked)
 
 
 def _fed_edges(graph: Graph, ge, feeds: list[tuple[str, int]]) -> np.ndarray:
@@ -251,9 +267,11 @@ def build_step(graph: Graph, resolver: Resolver, spec: StepSpec | None,
     first = np.full(len(graph.nodes), -1, dtype=np.int64)   # the first spec that runs a node
     specs = [*phases, spec] if spec is not None else list(phases)
     r = None
+    reverse = _reverse_edges(graph_edges(graph), len(graph.nodes)) if specs else None
     for i, p in enumerate(specs):
-        r = prune(graph, resolver, p)
+        r = prune(graph, resolver, p, reverse)
         first[r.keep & (first < 0)] = i
+    del reverse     # (before the step's graph is made)
     ran = np.flatnonzero(first >= 0)
     names = list(graph.nodes)
     phase_of = dict(zip(map(names.__getitem__, ran.tolist()),
