@@ -8,6 +8,7 @@ import pytest
 from placelint.loaders import LoadError, discover, load_raw
 from placelint.loaders.library import FunctionLibrary, split_saved_model
 from placelint.proto import FunctionDef, SavedModel
+from placelint.wire import length_delimited
 
 
 def _saved_model(functions, n_meta=1) -> SavedModel:
@@ -104,3 +105,15 @@ def test_a_field_tag_written_long_is_cut_where_it_starts():
     for meta in whole.meta_graphs:
         meta.graph_def.library.ClearField("function")
     assert SavedModel.FromString(stripped) == whole
+
+
+def test_a_graph_def_written_twice_is_parsed_whole():
+    # protobuf merges the two: the split gives up (None) rather than guess
+    sm = _saved_model([("f", 1)])
+    data = sm.SerializeToString()
+    meta = sm.meta_graphs[0]
+    twice = SavedModel(saved_model_schema_version=1)
+    doubled = meta.SerializeToString() + length_delimited(2, meta.graph_def.SerializeToString())
+    data = twice.SerializeToString() + length_delimited(2, doubled)
+    assert len(SavedModel.FromString(data).meta_graphs[0].graph_def.node) == 2    # merged
+    assert split_saved_model(data) is None

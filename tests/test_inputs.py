@@ -15,6 +15,7 @@ from checkrun import ROOT, SAMPLES
 from hostile.corpus import CASES
 
 from placelint.loaders import LoadError, LoadOptions, discover, load_raw
+from placelint import wire
 from placelint.loaders import sniff
 from placelint.pipeline import analyze
 from placelint.settings import Settings
@@ -132,8 +133,15 @@ def test_hostile_files_are_not_called_other_files(case, tmp_path):
 
 
 def test_wire_fields():
-    assert sniff.wire_fields(b"\x08\x96\x01") == [(1, 0, 1, 3)]
-    assert sniff.wire_fields(b"\x12\x03abc\x1d\x00\x00\x80\x3f") == [(2, 2, 2, 5), (3, 5, 6, 10)]
-    assert sniff.wire_fields(b"\x12\x05abc") is None          # length past the end
-    assert sniff.wire_fields(b"\x0b") is None                 # a group
-    assert sniff.wire_fields(b"\x00\x01") is None             # field number 0
+    # (number, wire type, field start, value start, value end)
+    assert wire.fields(b"\x08\x96\x01") == [(1, 0, 0, 1, 3)]
+    assert wire.fields(b"\x12\x03abc\x1d\x00\x00\x80\x3f") == [(2, 2, 0, 2, 5), (3, 5, 5, 6, 10)]
+    assert wire.fields(b"\x92\x00\x01a") == [(2, 2, 0, 3, 4)]    # a tag written long
+    assert wire.fields(b"\x0a\x02\x08\x05", 2, 4) == [(1, 0, 2, 3, 4)]    # a field's value
+    assert wire.fields(b"\x12\x05abc") is None          # length past the end
+    assert wire.fields(b"\x0b") is None                 # a group
+    assert wire.fields(b"\x00\x01") is None             # field number 0
+    assert wire.read_varint(b"\xff" * 11, 0) is None     # over ten bytes
+    assert wire.length_delimited(2, b"abc") == b"\x12\x03abc"
+    assert wire.length_delimited(300, b"x" * 200)[:4] == b"\xe2\x12\xc8\x01"
+    assert [wire.varint_size(n) for n in (0, 127, 128, 16383, 16384)] == [1, 1, 2, 2, 3]

@@ -21,8 +21,8 @@ PACKAGE = ROOT / "placelint"
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
     # leaves and TensorFlow's own facts: every layer may use them
     ("base", ("placelint", "placelint.humanize", "placelint.formats", "placelint.data",
-              "placelint.location", "placelint.proto", "placelint.dtypes", "placelint.opdb",
-              "placelint.diagnostics")),
+              "placelint.location", "placelint.proto", "placelint.wire", "placelint.dtypes",
+              "placelint.opdb", "placelint.diagnostics")),
     # rule declarations every layer reports in: the Rule base class, the selector, and the
     # loader rules (code, name, severity; loaders and the model builder create their
     # diagnostics, see _loader_rule_modules)

@@ -13,9 +13,11 @@ its file, and about half of its functions are never called).
 from __future__ import annotations
 
 from ..proto import FunctionDef
+from ..wire import LENGTH_DELIMITED, fields, length_delimited
 
-#: wire tags (field number << 3 | 2: length-delimited)
-_META_GRAPHS, _GRAPH_DEF, _LIBRARY, _FUNCTION = 18, 18, 18, 10
+#: field numbers: SavedModel.meta_graphs, MetaGraphDef.graph_def, GraphDef.library,
+#: FunctionDefLibrary.function
+_META_GRAPHS, _GRAPH_DEF, _LIBRARY, _FUNCTION = 2, 2, 2, 1
 
 
 class FunctionLibrary:
@@ -84,126 +86,66 @@ def split_saved_model(data: bytes) -> tuple[bytes, list[FunctionLibrary]] | None
     the plain shape this reads (malformed, or a field repeated that protobuf would merge):
     then the file is parsed whole. A corrupt FunctionDef raises protobuf's DecodeError."""
     view = memoryview(data)
-    out: list = []
     libraries: list[FunctionLibrary] = []
-    top = _fields(view, 0, len(data))
-    if top is None:
+    stripped = _rewrite(view, 0, len(data), _META_GRAPHS,
+                        lambda s, e: _split_meta(view, s, e, libraries), repeated=True)
+    if stripped is None or not libraries:
         return None
-    pos = 0
-    for tag, head, start, end in top:
-        if tag != _META_GRAPHS:
-            continue
-        meta = _split_meta(view, start, end, libraries)
-        if meta is None:
-            return None
-        out.append(view[pos:head])
-        out.append(_field(tag, meta))
-        pos = end
-    if not libraries:
-        return None
-    out.append(view[pos:])
-    return b"".join(out), libraries
+    return stripped, libraries
 
 
 def _split_meta(view, start, end, libraries) -> bytes | None:
-    fields = _fields(view, start, end)
-    if fields is None or [f[0] for f in fields].count(_GRAPH_DEF) > 1:
-        return None
-    parts, pos = [], start
     library = FunctionLibrary(data=None, spans={})
-    for tag, head, s, e in fields:
-        if tag != _GRAPH_DEF:
-            continue
-        graph = _split_graph(view, s, e, library)
-        if graph is None:
-            return None
-        parts.append(view[pos:head])
-        parts.append(_field(tag, graph))
-        pos = e
-    parts.append(view[pos:end])
+    meta = _rewrite(view, start, end, _GRAPH_DEF, lambda s, e: _split_graph(view, s, e, library))
+    if meta is None:
+        return None
     library._data = view.obj
     library._names = tuple(library._spans)
     libraries.append(library)
-    return b"".join(parts)
+    return meta
 
 
 def _split_graph(view, start, end, library) -> bytes | None:
-    fields = _fields(view, start, end)
-    if fields is None or [f[0] for f in fields].count(_LIBRARY) > 1:
+    return _rewrite(view, start, end, _LIBRARY, lambda s, e: _split_library(view, s, e, library))
+
+
+def _split_library(view, start, end, library) -> bytes | None:
+    """The FunctionDefLibrary at ``view[start:end]`` without its functions, which go to
+    ``library`` as spans."""
+    found = fields(view, start, end)
+    if found is None:
         return None
-    parts, pos = [], start
-    for tag, head, s, e in fields:
-        if tag != _LIBRARY:
+    rest = []
+    for number, wt, head, s, e in found:
+        if (number, wt) != (_FUNCTION, LENGTH_DELIMITED):
+            rest.append(view[head:e])
             continue
-        lib = _fields(view, s, e)
-        if lib is None:
+        # parsed (as the whole file's parse would: a corrupt body refuses the file here,
+        # not midway through the build) for its name, then let go
+        name = FunctionDef.FromString(view[s:e]).signature.name
+        library._spans[name] = (s, e)     # (a dict keeps the last of a name)
+    return b"".join(rest)
+
+
+def _rewrite(view, start: int, end: int, number: int, split, repeated: bool = False
+             ) -> bytes | None:
+    """The message at ``view[start:end]`` with each field ``number`` (a message; once
+    unless ``repeated``: protobuf merges the repeats of a singular one) replaced by
+    ``split(value start, value end)``; None when that gives None, the field repeats, or
+    the message is not well formed."""
+    found = fields(view, start, end)
+    if found is None:
+        return None
+    parts, pos, seen = [], start, 0
+    for num, wt, head, s, e in found:
+        if (num, wt) != (number, LENGTH_DELIMITED):
+            continue
+        seen += 1
+        value = split(s, e)
+        if value is None or (seen > 1 and not repeated):
             return None
-        rest = []
-        for ftag, fhead, fs, fe in lib:
-            if ftag != _FUNCTION:
-                rest.append(view[fhead:fe])
-                continue
-            # parsed (as the whole file's parse would: a corrupt body refuses the file
-            # here, not midway through the build) for its name, then let go
-            name = FunctionDef.FromString(view[fs:fe]).signature.name
-            library._spans[name] = (fs, fe)     # (a dict keeps the last of a name)
         parts.append(view[pos:head])
-        parts.append(_field(tag, b"".join(rest)))
+        parts.append(length_delimited(number, value))
         pos = e
     parts.append(view[pos:end])
     return b"".join(parts)
-
-
-def _fields(view, i: int, end: int) -> list[tuple[int, int, int, int]] | None:
-    """``(tag, field start, value start, value end)`` of each field of the message at
-    ``view[i:end]`` (for varint and fixed-size values, the span of the value); None unless
-    well formed."""
-    out = []
-    while i < end:
-        head = i
-        tag, i = _varint(view, i, end)
-        if tag is None or tag >> 3 == 0:
-            return None
-        wt = tag & 7
-        start = i
-        if wt == 0:
-            value, i = _varint(view, i, end)
-            if value is None:
-                return None
-        elif wt == 1:
-            i += 8
-        elif wt == 5:
-            i += 4
-        elif wt == 2:
-            size, start = _varint(view, i, end)
-            if size is None:
-                return None
-            i = start + size
-        else:
-            return None
-        if i > end:
-            return None
-        out.append((tag, head, start, i))
-    return out
-
-
-def _varint(view, i: int, end: int):
-    value = shift = 0
-    while i < end and shift < 64:
-        b = view[i]
-        value |= (b & 0x7F) << shift
-        i += 1
-        if b < 0x80:
-            return value, i
-        shift += 7
-    return None, i
-
-
-def _field(tag: int, value: bytes) -> bytes:
-    n = len(value)
-    head = bytearray([tag])
-    while n >= 0x80:
-        head.append(n & 0x7F | 0x80)
-        n >>= 7
-    head.append(n)
-    return bytes(head) + value

@@ -24,6 +24,7 @@ from __future__ import annotations
 import re
 
 from ..proto import GraphDef, MetaGraphDef, SavedModel
+from ..wire import fields as wire_fields
 
 #: every top-level field name of the three model messages (from their descriptors)
 MODEL_FIELDS = frozenset(f.name for cls in (GraphDef, MetaGraphDef, SavedModel)
@@ -204,57 +205,6 @@ def describe_text(fields: list[str]) -> str:
 
 # -- binary ---------------------------------------------------------------------------
 
-def _varint(data: bytes, i: int) -> tuple[int, int] | None:
-    value = shift = 0
-    for k in range(10):
-        if i >= len(data):
-            return None
-        b = data[i]
-        i += 1
-        value |= (b & 0x7F) << shift
-        if not b & 0x80:
-            return value, i
-        shift += 7
-    return None
-
-
-def wire_fields(data: bytes) -> list[tuple[int, int, int, int]] | None:
-    """The top-level fields of a wire-format message as ``(number, wire_type, start, end)``
-    of each value; None unless the whole of ``data`` is well-formed fields."""
-    out = []
-    i, n = 0, len(data)
-    while i < n:
-        r = _varint(data, i)
-        if r is None:
-            return None
-        key, i = r
-        number, wt = key >> 3, key & 7
-        if number == 0 or number > 2**29 - 1:
-            return None
-        start = i
-        if wt == 0:
-            r = _varint(data, i)
-            if r is None:
-                return None
-            i = r[1]
-        elif wt == 1:
-            i += 8
-        elif wt == 5:
-            i += 4
-        elif wt == 2:
-            r = _varint(data, i)
-            if r is None:
-                return None
-            start = r[1]
-            i = start + r[0]
-        else:                        # groups (3, 4) are not used by any of these files
-            return None
-        if i > n:
-            return None
-        out.append((number, wt, start, i))
-    return out
-
-
 _OP_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_>]*\Z")
 
 #: (field number, wire type) at the top level of each model message
@@ -279,7 +229,7 @@ def is_binary_of_other_message(data: bytes) -> bool:
         g.ParseFromString(data)
     except Exception:  # noqa: BLE001 - a decode failure deeper down
         # corrupt inside a field: a damaged model when its top level has a model's shape
-        fields = {(num, wt) for num, wt, _, _ in top}
+        fields = {(num, wt) for num, wt, *_ in top}
         return not any(fields <= shape for shape in _MODEL_SHAPES)
     if any(node.name and _OP_NAME.match(node.op) for node in g.node):
         return False
@@ -294,22 +244,22 @@ def looks_like_example(data: bytes) -> bool:
     """The wire shape of a ``tf.train.Example``: one field 1 (Features) holding map entries
     {1: key, 2: Feature with one of bytes_list/float_list/int64_list}."""
     top = wire_fields(data)
-    if not top or any(num != 1 or wt != 2 for num, wt, _, _ in top):
+    if not top or any(num != 1 or wt != 2 for num, wt, *_ in top):
         return False
-    for _, _, s, e in top:
+    for *_, s, e in top:
         features = data[s:e]
         entries = wire_fields(features)
-        if not entries or any(num != 1 or wt != 2 for num, wt, _, _ in entries):
+        if not entries or any(num != 1 or wt != 2 for num, wt, *_ in entries):
             return False
-        for _, _, es, ee in entries:
+        for *_, es, ee in entries:
             entry = features[es:ee]
             kv = wire_fields(entry)
-            if not kv or {(num, wt) for num, wt, _, _ in kv} != {(1, 2), (2, 2)}:
+            if not kv or {(num, wt) for num, wt, *_ in kv} != {(1, 2), (2, 2)}:
                 return False
-            feature = next(entry[vs:ve] for num, _, vs, ve in kv if num == 2)
+            feature = next(entry[vs:ve] for num, *_, vs, ve in kv if num == 2)
             parts = wire_fields(feature)
             if parts is None or len(parts) > 1 or any((num, wt) not in {(1, 2), (2, 2), (3, 2)}
-                                                      for num, wt, _, _ in parts):
+                                                      for num, wt, *_ in parts):
                 return False
     return True
 

@@ -3,10 +3,7 @@
 
 from __future__ import annotations
 
-
-def varint_size(n: int) -> int:
-    """The bytes of ``n`` as a varint."""
-    return (n.bit_length() + 6) // 7 or 1
+from ..wire import read_varint
 
 
 _CLASS_KEY = b"\n\x06_class\x12"     # a map entry's key field ("_class"), its value's tag
@@ -25,10 +22,10 @@ def split_class(key: bytes) -> tuple[bytes, bytes | None]:
         if n < 0x80:
             body = i + 2
         else:
-            n, body = _read_varint(key, i + 1)
+            n, body = read_varint(key, i + 1) or (0, len(key))
         end = body + n
         if body == at:
-            size, value = _read_varint(key, at + len(_CLASS_KEY))
+            size, value = read_varint(key, at + len(_CLASS_KEY)) or (0, -1)
             if value + size != end:
                 return key, None
             return key[:i] + key[end:], key[value:end]
@@ -36,15 +33,3 @@ def split_class(key: bytes) -> tuple[bytes, bytes | None]:
             at = key.find(_CLASS_KEY, end)
         i = end
     return key, None
-
-
-def _read_varint(data: bytes, i: int) -> tuple[int, int]:
-    """The varint at ``data[i]`` and the index past it."""
-    n = shift = 0
-    while True:
-        b = data[i]
-        n |= (b & 0x7F) << shift
-        i += 1
-        if b < 0x80:
-            return n, i
-        shift += 7

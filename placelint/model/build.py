@@ -23,7 +23,8 @@ from ..humanize import list_names
 from ..loaders.library import FunctionLibrary
 from ..opdb import OpInfo, get_opdb
 from ..proto import AttrValue, GraphDef, NodeDef
-from .attr_wire import split_class, varint_size
+from ..wire import varint_size
+from .attr_wire import split_class
 from .devices import DeviceSpec, parse_device
 from .expand import CALL_ARG_ATTR, CONTROL_FLOW_FUNCS, FunctionExpansion
 from .graph import Edge, Graph, Node
