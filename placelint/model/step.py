@@ -237,7 +237,7 @@ class PhaseOf(Mapping):
     def __init__(self, graph: Graph, first: np.ndarray, phases: list[str]):
         # (``first``: per graph position, the index in ``phases`` of the first spec that
         # runs the node, -1 for none; the loaders' phases are a handful)
-        self._graph, self._index = graph, graph.positions()
+        self._index = graph.positions()
         self._codes = (first + 1).astype(np.uint8).tobytes()
         self._phases = [None, *phases]
         self._len = int(np.count_nonzero(first >= 0))
