@@ -49,7 +49,7 @@ def test_group_of_is_a_mapping_of_the_grouped_nodes_to_their_roots() -> None:
 
 
 def test_ref_edges_follow_processing_order_when_the_graph_lists_consumers_first() -> None:
-    from placelint.analyses.colocation_joins import ref_edges
+    from placelint.analyses.colocation_joins import ref_edge_arrays
     from placelint.analyses.processing_order import ordered
 
     init = op("init", "Const", dtype=Type(FLOAT), value=AttrValue(tensor={"dtype": FLOAT}))
@@ -60,7 +60,8 @@ def test_ref_edges_follow_processing_order_when_the_graph_lists_consumers_first(
     assert [n.name for n in order] != list(g.nodes)     # (the case under test)
     expected = [(idx[e.src], idx[n.name], False) for n in order for e in n.in_edges
                 if e.ref and e.src_slot >= 0]
-    assert ref_edges(g, set()) == expected
+    s_at, d_at, body = ref_edge_arrays(g, set())
+    assert list(zip(s_at.tolist(), d_at.tolist(), body.tolist())) == expected
     assert [(order[s].name, order[d].name) for s, d, _ in expected] == [("w", "set_w"),
                                                                         ("v", "set_v")]
     result = place(g, DeviceSet.parse("CPU=2"))

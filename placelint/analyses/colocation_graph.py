@@ -21,7 +21,7 @@ from ..model.devices import Device, DeviceSet, DeviceSpec, MergeError
 from ..model.graph import Graph, Node
 from ..model.ops import FUNCTION_IO
 from ..opdb import get_opdb
-from .colocation_joins import class_joins, ref_edges, without_data_input
+from .colocation_joins import class_joins, ref_edge_arrays, without_data_input
 from .device_candidates import DeviceCandidates, Supported
 from .group_state import EMPTY, State, ensure, merge_specs, merge_supported, ref_check
 from .placer_events import PlacementResult, PlacerEvent, PlacerEventKind, placer_facts
@@ -294,8 +294,9 @@ class ColocationGraph(DeviceCandidates):
         return self.intern(assigned, resource, requested, supported, soft)
 
     def colocate_ref_edges(self):
-        found = self.graph.derived("placer.ref_edges", lambda: ref_edges(self.graph, self.exempt))
-        for si, di, into_body in found:
+        s_at, d_at, body = self.graph.derived("placer.ref_edges",
+                                              lambda: ref_edge_arrays(self.graph, self.exempt))
+        for si, di, into_body in zip(s_at.tolist(), d_at.tolist(), body.tolist()):
             if into_body:
                 # into a function body: the call is colocation-exempt; the body is placed
                 # with this _Arg pinned to the source's device (see ``Placer.assign``)

@@ -23,12 +23,13 @@ _ATTRS = attrgetter("attrs")
 _CLASS = methodcaller("get", "_class")
 
 
-def ref_edges(graph: Graph, exempt: set[str]) -> list[tuple[int, int, bool]]:
+def ref_edge_arrays(graph: Graph, exempt: set[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(source, destination, into a function body's ``_Arg``) as processing positions, of
     the data edges into a ref- or resource-typed input and of the DT_VARIANT edges between
     dataset ops, in processing order (destination by destination, each one's in-edges in
     order); not into a colocation-exempt op. Picked by numpy over the shared edge index
-    (``model.edge_index``); only the picked edges are read as objects."""
+    (``model.edge_index``); only the picked edges are read as objects. Three arrays (int64,
+    int64, bool): the placer keeps them with the graph for a later soft placement."""
     ge = graph_edges(graph)
     ops = list(map(_OP, graph.nodes.values()))
     n = len(ops)
@@ -51,11 +52,10 @@ def ref_edges(graph: Graph, exempt: set[str]) -> list[tuple[int, int, bool]]:
         s_at, d_at = pos[s_at], pos[d_at]
         by = np.argsort(d_at, kind="stable")
         s_at, d_at, is_arg = s_at[by], d_at[by], is_arg[by]
-    body = [False] * len(d_at)
-    d_list = d_at.tolist()
+    body = np.zeros(len(d_at), dtype=bool)
     for k in np.flatnonzero(is_arg).tolist():
-        body[k] = CALL_ARG_ATTR in order[d_list[k]].attrs
-    return list(zip(s_at.tolist(), d_list, body))
+        body[k] = CALL_ARG_ATTR in order[int(d_at[k])].attrs
+    return s_at, d_at, body
 
 
 def without_data_input(graph: Graph) -> list[int]:

@@ -124,8 +124,8 @@ class _Placer(ColocationGraph):
         table = np.array(self._table, dtype=object)
         self.result.device = dict(zip(names, table[by_root[roots]].tolist()))
         # the group root of each node in a group of several (``PlacementResult.group_of``)
-        grouped = (np.bincount(roots, minlength=n)[roots] > 1).tolist()
-        self.result.group_of = GroupOf(names, self.idx, self._roots, grouped)
+        grouped = np.bincount(roots, minlength=n)[roots] > 1
+        self.result.group_of = GroupOf(order, self.idx, roots, grouped)
 
     def _first_devices(self, slot: dict, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Per state id (of those in ``ids``): the slot of its first candidate device (-1:
@@ -247,6 +247,8 @@ class _Placer(ColocationGraph):
             if not self.soft and not self.union_failures:
                 self.result._colocation = self.keep()
         self.assign()
+        if not self.result.errors:      # only a refused graph asks for a soft placement
+            self.result._colocation = None  # (PL101, PL104): nothing to start it from
         return self.result
 
     # Soft placement changes the colocation graph only where a union fails without it

@@ -8,6 +8,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from functools import lru_cache
 
+import numpy as np
+
 from ..data import load_json
 from ..model.devices import DeviceSet
 
@@ -47,24 +49,25 @@ class GroupOf(Mapping):
     """node -> its group's root node, for the nodes in a group of several, in processing
     order: a view over the union-find's roots. Rules ask it about a few nodes (variables,
     failed nodes); a dict of every grouped node (most nodes of a training graph) is made
-    only when the view is iterated."""
+    only when the view is iterated. ``nodes``: the nodes in processing order (``index``
+    their positions); ``roots`` (int64) and ``grouped`` (bool): arrays by position."""
 
-    def __init__(self, names: list[str], index: dict[str, int], roots: list[int],
-                 grouped: list[bool]):
-        self._names, self._index, self._roots, self._grouped = names, index, roots, grouped
+    def __init__(self, nodes: list, index: dict[str, int], roots: np.ndarray,
+                 grouped: np.ndarray):
+        self._nodes, self._index, self._roots, self._grouped = nodes, index, roots, grouped
         self._dict: dict[str, str] | None = None
 
     def __getitem__(self, node: str) -> str:
         i = self._index[node]
         if not self._grouped[i]:
             raise KeyError(node)
-        return self._names[self._roots[i]]
+        return self._nodes[self._roots[i]].name
 
     def get(self, node, default=None):
         i = self._index.get(node)
         if i is None or not self._grouped[i]:
             return default
-        return self._names[self._roots[i]]
+        return self._nodes[self._roots[i]].name
 
     def __contains__(self, node) -> bool:
         i = self._index.get(node)
@@ -72,9 +75,10 @@ class GroupOf(Mapping):
 
     def _as_dict(self) -> dict[str, str]:
         if self._dict is None:
-            names, roots = self._names, self._roots
-            self._dict = {names[i]: names[roots[i]]
-                          for i, grouped in enumerate(self._grouped) if grouped}
+            nodes = self._nodes
+            at = np.flatnonzero(self._grouped)
+            self._dict = {nodes[i].name: nodes[r].name
+                          for i, r in zip(at.tolist(), self._roots[at].tolist())}
         return self._dict
 
     def __iter__(self) -> Iterator[str]:

@@ -23,6 +23,7 @@ Everything here is linear in the size of the graph.
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, fields
 from operator import attrgetter
 
@@ -228,13 +229,47 @@ def subgraph(graph: Graph, keep: np.ndarray, feeds: list[tuple[str, int]]) -> Gr
     return g
 
 
+class PhaseOf(Mapping):
+    """node -> the phase of the first spec that runs it, for the nodes some spec runs: a
+    view over one byte per graph position (a dict of most nodes of a SavedModel was tens
+    of MiB at 10^6 nodes)."""
+
+    def __init__(self, graph: Graph, first: np.ndarray, phases: list[str]):
+        # (``first``: per graph position, the index in ``phases`` of the first spec that
+        # runs the node, -1 for none; the loaders' phases are a handful)
+        self._index = graph.positions()
+        self._codes = (first + 1).astype(np.uint8).tobytes()
+        self._phases = [None, *phases]
+        self._len = int(np.count_nonzero(first >= 0))
+
+    def __getitem__(self, node: str) -> str:
+        phase = self._phases[self._codes[self._index[node]]]
+        if phase is None:
+            raise KeyError(node)
+        return phase
+
+    def get(self, node, default=None):
+        i = self._index.get(node)
+        phase = None if i is None else self._phases[self._codes[i]]
+        return default if phase is None else phase
+
+    def __contains__(self, node) -> bool:
+        return self.get(node) is not None
+
+    def __iter__(self) -> Iterator[str]:
+        return (n for n, c in zip(self._index, self._codes) if c)
+
+    def __len__(self) -> int:
+        return self._len
+
+
 @dataclass
 class Step:
     """The analysed step of one model and the phase of every node."""
 
     spec: StepSpec | None              #: None: the whole graph (no step chosen or declared)
     graph: Graph                       #: the step's graph (the model's graph when whole)
-    phase_of: dict[str, str] = field(default_factory=dict)   #: nodes not in ``default_phase``
+    phase_of: Mapping[str, str] = field(default_factory=dict)  #: nodes not in ``default_phase``
     default_phase: str = GRAPH
     feeds: list[tuple[str, int]] = field(default_factory=list)
     missing: list[str] = field(default_factory=list)
@@ -272,10 +307,7 @@ def build_step(graph: Graph, resolver: Resolver, spec: StepSpec | None,
         r = prune(graph, resolver, p, reverse)
         first[r.keep & (first < 0)] = i
     del reverse     # (before the step's graph is made)
-    ran = np.flatnonzero(first >= 0)
-    names = list(graph.nodes)
-    phase_of = dict(zip(map(names.__getitem__, ran.tolist()),
-                        map([p.phase for p in specs].__getitem__, first[ran].tolist())))
+    phase_of = PhaseOf(graph, first, [p.phase for p in specs])
     if spec is None:
         return Step(None, graph, phase_of, GRAPH)
     g = subgraph(graph, r.keep, r.feeds)
