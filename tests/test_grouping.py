@@ -110,6 +110,33 @@ def test_one_variable_copy_is_singular():
     assert "(1 copy, 4.0 KiB per step)" in d.message
 
 
+def _variable_read_on(var: str, device: str) -> str:
+    return ('node { name: "%s" op: "VariableV2" device: "/device:CPU:0" attr { key: "dtype" '
+            'value { type: DT_FLOAT } } attr { key: "shape" value { shape { dim { size: 32 } '
+            '} } } }\n' % var
+            + unary(f"{var}/read", "Identity", var, "/device:CPU:0")
+            + unary(f"use_{var}", "Neg", f"{var}/read", device))
+
+
+def test_variables_of_one_device_read_on_the_same_devices_are_one_finding():
+    # eleven variables on CPU:0 read on CPU:1, one read on CPU:2: two causes, two findings
+    names = [f"v{i}" for i in range(12)]
+    text = "".join(_variable_read_on(v, "/device:CPU:2" if v == "v5" else "/device:CPU:1")
+                   for v in names)
+    r = place_graphdef(text_format.Parse(text, GraphDef()), devices="CPU=3")
+    many, one = sorted(findings(r, "PL202"), key=lambda d: -len(d.nodes))
+    assert many.message == ("11 variables live on CPU:0 but are read every step on CPU:1 "
+                            "(11 copies, 1.4 KiB per step)")
+    assert many.nodes == [v for v in names if v != "v5"]
+    assert many.related_nodes == sorted(f"use_{v}" for v in names if v != "v5")
+    # the detail names each variable's readers, the first ten
+    assert "'v0' by use_v0; 'v1' by use_v1;" in many.detail
+    assert many.detail.endswith("; and 1 more.")
+    assert one.message == ("variable 'v5' lives on CPU:0 but is read every step on CPU:2 "
+                           "(1 copy, 128 B per step)")
+    assert one.nodes == ["v5"]
+
+
 def test_nodes_text_names_the_count_the_scopes_and_the_first_nodes():
     d = Diagnostic("PL101", "unknown-device", Severity.ERROR, "m",
                    nodes=["t0/a", "t0/b", "t1/a", "top"])

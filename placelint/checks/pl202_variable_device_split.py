@@ -1,12 +1,14 @@
 """PL202 variable-device-split: a variable read every step by ops on another device.
 
-Grouping: one finding per variable; its readers on other devices are in ``related_nodes``.
+Grouping: one finding per (variable device, the other devices that read it, over the network
+or not): the variables in ``nodes``, their readers on other devices in ``related_nodes``.
 """
 
 from ..diagnostics import Severity
 from ..humanize import format_bytes, list_names, plural
 from ..model.ops import FUNCTION_IO, IDENTITY, VARIABLE_CREATORS
 from .base import Rule
+from .common import Groups
 from ..model.devices import display
 
 VARIABLE_OPS = VARIABLE_CREATORS
@@ -51,34 +53,48 @@ class VariableDeviceSplit(Rule):
             var = variable_source(graph, t.src)
             if var is not None:
                 by_var.setdefault(var, []).append((t, consumers))
+        # one cause: the variables of one device read on the same other devices (a model
+        # whose variables were made outside its ops' ``tf.device`` has hundreds of them)
+        groups = Groups()
         for var, items in by_var.items():
-            readers = sorted({c for _, cs in items for c in cs})
-            devices = sorted({t.dst_device.display for t, _ in items})
-            known = [t.bytes for t, _ in items if t.bytes is not None]
-            size = format_bytes(sum(known)) if len(known) == len(items) else "unknown size"
-            home = display(placement.get(var))
-            copies = plural(len(items), "copy", "copies")
-            if all(t.network for t, _ in items):
-                # Variables on ps tasks read by workers: the parameter-server layout.
-                yield self.diag(
-                    f"variable '{var}' lives on {home} and is read every step over the network "
-                    f"on {', '.join(devices)} ({copies}, {size} per step): the parameter-server "
-                    "layout pays this copy by design",
-                    node=var, related=readers, severity=Severity.INFO,
-                    detail=(f"variable '{var}' lives on {home} and is read every step over the "
-                            f"network by {list_names(readers)} on {', '.join(devices)}."),
-                    fix="(to make it cheaper) read each variable once per step per worker, and "
-                        "spread large variables over the ps tasks (replica_device_setter's "
-                        "ps_strategy, variable partitioners).")
-                continue
-            yield self.diag(
-                f"variable '{var}' lives on {home} but is read every step on "
-                f"{', '.join(devices)} ({copies}, {size} per step)",
-                node=var, related=readers,
-                detail=(f"variable '{var}' lives on {home} but is read every step by "
-                        f"{list_names(readers)} on {', '.join(devices)}."),
-                fix="keep a variable and the ops that use it on one device (place the variable "
-                    "where it is used), or pay a copy each step.")
+            devices = tuple(sorted({t.dst_device.display for t, _ in items}))
+            network = all(t.network for t, _ in items)
+            groups.add((display(placement.get(var)), devices, network), var, items)
+        for (home, devices, network), variables, per_var in groups:
+            yield self._finding(home, ", ".join(devices), network, variables, per_var)
+
+    def _finding(self, home: str, devices: str, network: bool, variables: list[str],
+                 per_var: list[list]):
+        items = [item for items in per_var for item in items]
+        readers = sorted({c for _, cs in items for c in cs})
+        known = [t.bytes for t, _ in items if t.bytes is not None]
+        size = format_bytes(sum(known)) if len(known) == len(items) else "unknown size"
+        copies = plural(len(items), "copy", "copies")
+        # variables on ps tasks read by workers: the parameter-server layout
+        link, over = ("and", " over the network") if network else ("but", "")
+        if len(variables) == 1:
+            subject = f"variable '{variables[0]}' lives on {home} {link} is read every step{over}"
+            detail = f"{subject} by {list_names(readers)} on {devices}."
+        else:
+            subject = (f"{len(variables)} variables live on {home} {link} are read every "
+                       f"step{over}")
+            shown = "; ".join(f"'{v}' by {list_names(sorted({c for _, cs in its for c in cs}), 3)}"
+                              for v, its in zip(variables[:10], per_var))
+            more = f"; and {len(variables) - 10} more" if len(variables) > 10 else ""
+            detail = f"{subject} on {devices}: {shown}{more}."
+        message = f"{subject} on {devices} ({copies}, {size} per step)"
+        if network:
+            return self.diag(
+                f"{message}: the parameter-server layout pays "
+                f"{'this copy' if len(items) == 1 else 'these copies'} by design",
+                nodes=variables, related=readers, severity=Severity.INFO, detail=detail,
+                fix="(to make it cheaper) read each variable once per step per worker, and "
+                    "spread large variables over the ps tasks (replica_device_setter's "
+                    "ps_strategy, variable partitioners).")
+        return self.diag(
+            message, nodes=variables, related=readers, detail=detail,
+            fix="keep a variable and the ops that use it on one device (place the variable "
+                "where it is used), or pay a copy each step.")
 
 
 RULE = VariableDeviceSplit
