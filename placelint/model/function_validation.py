@@ -56,27 +56,39 @@ def _callee(nd, library) -> str | None:
     return None
 
 
-def check_function(fdef, opdb, library) -> list[tuple[str, str]]:
-    """(body node, TensorFlow's message) for each body node InstantiateNode refuses."""
+def check_function(fdef, opdb, library, typings: dict | None = None) -> list[tuple[str, str]]:
+    """(body node, TensorFlow's message) for each body node InstantiateNode refuses
+    (``typings``: ``_NodeTypes`` by (op, ``OpInfo.signature`` of the attrs), shared by
+    the checks of one library's functions: most body nodes repeat a few ops with a few
+    dtypes)."""
     sig = fdef.signature
     arg_types: dict[str, list[int] | None] = {a.name: ([a.type] if a.type else None)
                                               for a in sig.input_arg}
+    if typings is None:
+        typings = {}
     # the body nodes that are checked, in body order: an op placelint knows (not a call),
     # no attr a placeholder set by the call; ``known``: by name (the last node of a name),
-    # such a node or None, to type the inputs that read it
+    # such a node's ``_NodeTypes`` or None, to type the inputs that read it
     checked = []
-    known: dict[str, tuple | None] = {}
+    known: dict[str, _NodeTypes | None] = {}
     for nd in fdef.node_def:
-        info = opdb.op(nd.op) if nd.op not in library else None
-        entry = None if info is None or _has_placeholder(nd.attr) else (nd, info)
-        known[nd.name] = entry
-        if entry is not None:
-            checked.append(entry)
-    outputs: dict[str, tuple | None] = {}
+        op = nd.op
+        info = opdb.op(op) if op not in library else None
+        types = None
+        if info is not None:
+            attrs = nd.attr
+            if not _has_placeholder(attrs):
+                key = (op, info.signature(attrs))
+                types = typings.get(key)
+                if types is None:
+                    types = typings[key] = _NodeTypes(info, attrs)
+                checked.append((nd, types))
+        known[nd.name] = types
+    items: dict[str, list[int] | None] = {}
     found = []
-    for nd, info in checked:
+    for nd, types in checked:
         try:
-            err = _check_node(nd, info, arg_types, known, outputs)
+            err = _check_node(nd, types, arg_types, known, items)
         except _Unknown:
             continue
         if err:
@@ -89,6 +101,36 @@ def _has_placeholder(attrs) -> bool:
         if value_case(attrs[key]) == "placeholder":
             return True
     return False
+
+
+class _NodeTypes:
+    """What checking a body node of an op with some attrs reads, a function of the op and
+    the values of its attrs that type args (``OpInfo.signature``): per input arg its
+    name and ``_arg_num_type``'s answer (its dtypes, the message of a missing attr, or
+    ``_UNKNOWN``), and (output arg -> index range, output dtypes) or None."""
+
+    __slots__ = ("inputs", "flat", "outputs")
+
+    def __init__(self, info, attrs):
+        inputs = []
+        for arg in info.input_args:
+            try:
+                inputs.append((arg.name, _arg_num_type(arg, attrs, info)))
+            except _Missing as exc:
+                inputs.append((arg.name, str(exc)))
+            except _Unknown:
+                inputs.append((arg.name, _UNKNOWN))
+        self.inputs = inputs
+        #: every input's dtype in order, when each arg's are known (else None)
+        self.flat = (None if any(d.__class__ is not list for _, d in inputs)
+                     else tuple(t for _, d in inputs for t in d))
+        ranges = info.output_ranges(attrs)
+        out_types = info.output_types(attrs)
+        self.outputs = (None if ranges is None or out_types is None
+                        else (ranges, [base_type(t) for t in out_types]))
+
+
+_UNKNOWN = object()
 
 
 def _arg_num_type(arg, attrs, info) -> list[int]:
@@ -130,62 +172,58 @@ class _Missing(Exception):
     pass
 
 
-def _check_node(nd, info, arg_types, known, outputs) -> str | None:
-    attrs = nd.attr
-    inputs = [r for r in nd.input if not r.startswith("^")]
+def _check_node(nd, types: _NodeTypes, arg_types, known, items) -> str | None:
+    inputs = [r for r in nd.input if r[:1] != "^"]
+    flat = types.flat
+    if flat is not None and len(inputs) >= len(flat):
+        # the usual case, decided in one pass: each input one dtype, the expected one
+        for name, dtype in zip(inputs, flat):
+            item = (items[name] if name in items
+                    else items.setdefault(name, _item_types(name, arg_types, known)))
+            if item is None or len(item) != 1 or item[0] != dtype:
+                break
+        else:
+            return None
     index = 0
-    for arg in info.input_args:
-        try:
-            dtypes = _arg_num_type(arg, attrs, info)
-        except _Missing as exc:
-            return str(exc)
+    for arg_name, dtypes in types.inputs:
+        if dtypes.__class__ is str:
+            return dtypes
+        if dtypes is _UNKNOWN:
+            raise _Unknown
         j = 0
         while j < len(dtypes):
             if index >= len(inputs):
                 return f"Attempt to access beyond input size: {index} >= {len(inputs)}"
             name = inputs[index]
-            item = _item_types(name, arg_types, known, outputs)
+            try:
+                item = items[name]
+            except KeyError:
+                item = items[name] = _item_types(name, arg_types, known)
+            if item is None:
+                raise _Unknown
             if len(item) > len(dtypes) - j:
-                return f"Input {name} too long for {arg.name}"
+                return f"Input {name} too long for {arg_name}"
             for k, actual in enumerate(item):
                 if actual != dtypes[j]:
-                    return (f"input {arg.name}[{j}] expected type {dtype_string(dtypes[j])} != "
+                    return (f"input {arg_name}[{j}] expected type {dtype_string(dtypes[j])} != "
                             f"{dtype_string(actual)}, the type of {name}[{k}]")
                 j += 1
             index += 1
     return None
 
 
-def _item_types(name: str, arg_types, known, outputs) -> list[int]:
+def _item_types(name: str, arg_types, known) -> list[int] | None:
     """The dtypes a body input names: a function argument, or ``node:out_arg:idx`` of a
-    ``known`` body node (its output ranges and types kept in ``outputs``)."""
+    ``known`` body node; None when they cannot be told."""
     if name in arg_types:
-        types = arg_types[name]
-        if types is None:
-            raise _Unknown
-        return types
+        return arg_types[name]
     parts = name.split(":")
     if len(parts) != 3 or not parts[2].isdigit():
-        raise _Unknown
-    src = parts[0]
-    try:
-        typed = outputs[src]
-    except KeyError:
-        typed = outputs[src] = _output_typing(known.get(src))
+        return None
+    types = known.get(parts[0])
+    typed = None if types is None else types.outputs
     if typed is None or parts[1] not in typed[0]:
-        raise _Unknown
+        return None
     start, end = typed[0][parts[1]]
     k = start + int(parts[2])
-    if k >= end:
-        raise _Unknown
-    return [base_type(typed[1][k])]
-
-
-def _output_typing(entry) -> tuple[dict, list[int]] | None:
-    """(output arg -> index range, output dtypes) of a known body node; None if unknown."""
-    if entry is None:
-        return None
-    nd, info = entry
-    ranges = info.output_ranges(nd.attr)
-    types = info.output_types(nd.attr)
-    return None if ranges is None or types is None else (ranges, types)
+    return [typed[1][k]] if k < end else None

@@ -361,8 +361,9 @@ def _function_findings(graph_def, opdb, functions) -> list[Finding]:
         if callee in functions:
             calls.setdefault(callee, nd.name)
     out = []
+    typings: dict = {}      # (see check_function)
     for fname in called_functions(graph_def, functions):
-        for body_node, message in check_function(functions[fname], opdb, functions):
+        for body_node, message in check_function(functions[fname], opdb, functions, typings):
             where = f"{calls[fname]}/{body_node}" if fname in calls else body_node
             out.append(Finding(where, FUNCTION_BODY,
                                f"{message} In node {body_node} (function '{fname}', "
