@@ -117,3 +117,16 @@ def test_a_graph_def_written_twice_is_parsed_whole():
     data = twice.SerializeToString() + length_delimited(2, doubled)
     assert len(SavedModel.FromString(data).meta_graphs[0].graph_def.node) == 2    # merged
     assert split_saved_model(data) is None
+
+
+def test_control_outputs_follow_the_signature_not_the_map():
+    # ``control_ret`` is a protobuf map whose iteration order changes from one process to
+    # the next: the expansion orders the exit NoOp's in-edges by the signature's
+    # ``control_output`` (a key it does not declare comes last, by name)
+    from placelint.model.expand import control_ret_nodes
+    f = FunctionDef()
+    f.signature.control_output.extend(["c5", "c0", "c9", "c3"])
+    for i in (0, 3, 5, 9, 7, 1):
+        f.control_ret[f"c{i}"] = f"node{i}"
+    parsed = FunctionDef.FromString(f.SerializeToString())
+    assert control_ret_nodes(parsed) == ["node5", "node0", "node9", "node3", "node1", "node7"]

@@ -249,7 +249,7 @@ class FunctionExpansion:
                 bodies, frozenset(b[1] for b in bodies),
                 [(a.name, a.type, a.type_attr) for a in sig.input_arg],
                 [(a.name, a.type, a.type_attr) for a in sig.output_arg],
-                dict(fdef.ret), list(fdef.control_ret.values()),
+                dict(fdef.ret), control_ret_nodes(fdef),
                 {b[1]: b[0] for b in bodies}, {})
         return parts
 
@@ -403,3 +403,13 @@ def _attr_type(nd: NodeDef, attr: str) -> int | None:
         return nd.attr[attr].type
     return None
 
+
+def control_ret_nodes(fdef) -> list[str]:
+    """The body nodes of ``fdef``'s control outputs, in the signature's ``control_output``
+    order (``control_ret`` is a protobuf map: its iteration order changes from one process
+    to the next, and with it the order of the exit NoOp's in-edges); a ``control_ret`` key
+    the signature does not declare comes after them, by name."""
+    control_ret = dict(fdef.control_ret)
+    declared = [name for name in fdef.signature.control_output if name in control_ret]
+    rest = sorted(control_ret.keys() - set(declared))
+    return [control_ret[name] for name in dict.fromkeys(declared + rest)]
