@@ -54,7 +54,10 @@ def _run(tmp_path: Path, code: str, *args: str) -> subprocess.CompletedProcess:
     site.mkdir(exist_ok=True)
     (site / "sitecustomize.py").write_text(SITECUSTOMIZE)
     log = tmp_path / "tf-imports.log"
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(site), os.environ.get("PYTHONPATH", "")]),
+    # the tree under test first: run from cwd=tmp_path, the child would otherwise import
+    # whatever placelint is installed (an editable install of another checkout)
+    path = [str(site), str(ROOT), os.environ.get("PYTHONPATH", "")]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(path),
            "PLACELINT_TF_LOG": str(log), "NO_COLOR": "1"}
     proc = subprocess.run([sys.executable, "-c", code, *args], cwd=tmp_path, env=env,
                           capture_output=True, text=True, timeout=300)
