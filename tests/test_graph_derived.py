@@ -37,3 +37,23 @@ def test_an_added_node_gives_a_new_index():
     before = index_graph(g)
     g.add_node(Node("d", "NoOp"))
     assert index_graph(g).n == before.n + 1
+
+
+def test_op_index_asks_each_op_type_once_and_follows_added_nodes():
+    from placelint.model.op_index import op_index
+    g = _chain()
+    g.add_node(Node("d", "NoOp"))
+    g.add_node(Node("e", "Identity"))
+    index = op_index(g)
+    assert op_index(g) is index
+    assert index.ops == ["Identity", "Identity", "Identity", "NoOp", "Identity"]
+    asked = []
+    mask = index.mask(lambda op: asked.append(op) or op == "NoOp")
+    assert mask.tolist() == [False, False, False, True, False]
+    assert sorted(asked) == ["Identity", "NoOp"]
+    assert index.per_node(len, int).tolist() == [8, 8, 8, 4, 8]
+    assert index.any_of({"NoOp", "Const"}) and not index.any_of({"Const"})
+    mask[:] = True      # a mask is the caller's own
+    assert index.mask("NoOp".__eq__).tolist() == [False, False, False, True, False]
+    g.add_node(Node("f", "Const"))
+    assert op_index(g) is not index and op_index(g).any_of({"Const"})

@@ -119,3 +119,21 @@ def test_a_long_chain_goes_node_by_node(monkeypatch):
     marked[1:] = True
     assert wide.closure(marked).all()
     assert rounds == [n - 1]
+
+
+def test_a_narrow_start_onto_a_wide_part_goes_back_to_waves(monkeypatch):
+    # the step mask's shape: one target whose inputs are 10^4 initialisers, each with an
+    # input of its own; counted down from the target, node by node only until the
+    # initialisers make a wave (before: all 2*10^4 nodes one at a time)
+    k = 10_000
+    n = 2 * k + 1           # 0: the target; 1..k: its inputs; k+1..2k: theirs
+    src = np.concatenate([np.arange(1, k + 1), np.arange(k + 1, n)])
+    dst = np.concatenate([np.zeros(k, dtype=np.int64), np.arange(1, k + 1)])
+    pred = Grouped(n, dst, src)
+    rounds = []
+    at = Grouped.at
+    monkeypatch.setattr(Grouped, "at", lambda self, wave: rounds.append(wave.size) or at(self, wave))
+    marked = np.zeros(n, dtype=bool)
+    marked[0] = True
+    assert pred.spread(marked, np.bincount(src, minlength=n)).all()
+    assert rounds == [k, k]     # the initialisers, then their inputs

@@ -54,7 +54,10 @@ def _run(tmp_path: Path, code: str, *args: str) -> subprocess.CompletedProcess:
     site.mkdir(exist_ok=True)
     (site / "sitecustomize.py").write_text(SITECUSTOMIZE)
     log = tmp_path / "tf-imports.log"
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(site), os.environ.get("PYTHONPATH", "")]),
+    # the tree under test first: run from cwd=tmp_path, the child would otherwise import
+    # whatever placelint is installed (an editable install of another checkout)
+    path = [str(site), str(ROOT), os.environ.get("PYTHONPATH", "")]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(path),
            "PLACELINT_TF_LOG": str(log), "NO_COLOR": "1"}
     proc = subprocess.run([sys.executable, "-c", code, *args], cwd=tmp_path, env=env,
                           capture_output=True, text=True, timeout=300)
@@ -123,12 +126,15 @@ LOADED = CHECK + textwrap.dedent(f"""
 """)
 
 
-@pytest.mark.parametrize("args", [
-    [],
-    ["--jobs", "1", "--devices", "CPU:0,GPU:0,GPU:1", "--format", "json"],
-    ["--allow-soft-placement", "--batch-size", "8", "--gpu-memory-fraction", "0.5"],
-], ids=["defaults", "options", "more-options"])
-def test_check_on_a_small_sample_leaves_heavy_modules_out(tmp_path, args):
+@pytest.mark.parametrize("sample, args", [
+    ("towers_gpu.pb", []),
+    ("towers_gpu.pb", ["--jobs", "1", "--devices", "CPU:0,GPU:0,GPU:1", "--format", "json"]),
+    ("towers_gpu.pb", ["--allow-soft-placement", "--batch-size", "8",
+                       "--gpu-memory-fraction", "0.5"]),
+    # constants read on several CPUs: the transfers' constant replication
+    ("cpu_vars_gpu_ops.pbtxt", ["--devices", "CPU=4"]),
+], ids=["defaults", "options", "more-options", "replicated-constants"])
+def test_check_on_a_small_sample_leaves_heavy_modules_out(tmp_path, sample, args):
     proc = _run(tmp_path, LOADED, "check", "--isolated", "--no-cache", *args,
-                str(ROOT / "samples" / "towers_gpu.pb"))
+                str(ROOT / "samples" / sample))
     assert proc.stdout.strip().splitlines()[-2:] == ["EXIT 1", "LOADED []"], proc.stdout[-500:]

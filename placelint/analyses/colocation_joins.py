@@ -15,9 +15,9 @@ from ..dtypes import DT_VARIANT
 from ..model.expand import CALL_ARG_ATTR
 from ..model.edge_index import graph_edges
 from ..model.graph import Graph
+from ..model.op_index import op_index
 from .processing_order import ordered, processing_positions
 
-_OP = attrgetter("op")
 _REF = attrgetter("ref")
 _ATTRS = attrgetter("attrs")
 _CLASS = methodcaller("get", "_class")
@@ -31,10 +31,8 @@ def ref_edge_arrays(graph: Graph, exempt: set[str]) -> tuple[np.ndarray, np.ndar
     (``model.edge_index``); only the picked edges are read as objects. Three arrays (int64,
     int64, bool): the placer keeps them with the graph for a later soft placement."""
     ge = graph_edges(graph)
-    ops = list(map(_OP, graph.nodes.values()))
-    n = len(ops)
-    kinds = {op: (op in exempt) + 2 * _is_dataset_op(op) + 4 * (op == "_Arg") for op in set(ops)}
-    kind = np.fromiter(map(kinds.__getitem__, ops), dtype=np.int8, count=n)
+    kind = op_index(graph).per_node(
+        lambda op: (op in exempt) + 2 * _is_dataset_op(op) + 4 * (op == "_Arg"), np.int8)
     src, dst, edges = ge.src, ge.dst, ge.edges
     into = ((ge.src_slot >= 0) & (src >= 0)) & (kind[dst] & 1 == 0)
     ref = np.fromiter(map(_REF, edges), dtype=bool, count=len(edges))

@@ -11,12 +11,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cached_property
-from operator import attrgetter
-
 import numpy as np
 
 from ..model.edge_index import graph_edges
 from ..model.graph import Graph, Node
+from ..model.op_index import op_index
 from ..model.ops import NEXT_ITERATION
 
 
@@ -58,8 +57,7 @@ def _index_graph(graph: Graph) -> IndexedDag:
     index = graph.positions()
     ge = graph_edges(graph)
     src, dst, control = ge.src, ge.dst, ge.src_slot < 0
-    is_back = np.fromiter(map(NEXT_ITERATION.__contains__, map(attrgetter("op"), nodes)), dtype=bool,
-                          count=n)
+    is_back = op_index(graph).mask(NEXT_ITERATION.__contains__)
     keep = src >= 0
     keep[keep] = ~is_back[src[keep]]
     src, dst, control = src[keep], dst[keep], control[keep]

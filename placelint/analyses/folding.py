@@ -17,12 +17,11 @@ from .shape_inference import ShapeInfo, num_elements
 __all__ = ["fold_constants"]
 
 
-def fold_constants(graph: Graph, dag: IndexedDag, ops: list[str], op_types: set[str], per_op,
+def fold_constants(graph: Graph, dag: IndexedDag, op_types: set[str], per_op,
                    shapes: ShapeInfo, table: ExecutorTable) -> np.ndarray:
     """Nodes Grappler's constant folding turns into constants (Const nodes included).
-    ``dag``: ``graph``'s indexed DAG; ``ops``: each node's op; ``op_types``: their set;
-    ``per_op``: a bool mask over the nodes from a predicate on op types
-    (``parallelism.OpMask``)."""
+    ``dag``: ``graph``'s indexed DAG; ``op_types``: the nodes' op types; ``per_op``: a bool
+    mask over the nodes from a predicate on op types (``model.op_index.OpIndex.mask``)."""
     n = dag.n
     constant_ops, materialized = table.constant_ops, table.materialized_shape_ops
     if not any(op in constant_ops or op in materialized for op in op_types):

@@ -42,13 +42,14 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field
 from functools import cached_property
-from operator import attrgetter, is_
+from operator import is_
 from typing import Any, Callable
 
 import numpy as np
 
 from ..model.devices import display, parse_device
 from ..model.graph import Graph
+from ..model.op_index import op_index
 from .cost import AssumedSizes
 from .folding import fold_constants
 from .dag import IndexedDag, index_graph
@@ -216,19 +217,6 @@ class ParallelismReport:
 # --------------------------------------------------------------------------- classification
 
 
-class OpMask:
-    """Bool masks over the nodes from a predicate on op types: each node's op as a small
-    integer, once, so that a predicate is asked once per op type and spread by indexing."""
-
-    def __init__(self, ops: list[str], op_types: set[str]):
-        self.types = list(op_types)
-        code = {op: i for i, op in enumerate(self.types)}
-        self.codes = np.fromiter(map(code.__getitem__, ops), dtype=np.int32, count=len(ops))
-
-    def __call__(self, predicate: Callable[[str], bool]) -> np.ndarray:
-        return np.fromiter(map(predicate, self.types), dtype=bool, count=len(self.types))[self.codes]
-
-
 def _device_codes(dag: IndexedDag, placement) -> tuple[np.ndarray, list[str]] | None:
     """Each node's placed device as a small integer, and the devices' names by it (sorted;
     ``(unplaced)`` for a node without one), or None without a usable placement."""
@@ -305,10 +293,9 @@ def analyze_parallelism(graph: Graph, *, shapes: ShapeInfo | None = None, placem
         notes.append(f"{dag.dropped_cycle_edges} edge(s) closing cycles other than TF1 loop back "
                      "edges were ignored")
 
-    ops = list(map(attrgetter("op"), dag.nodes))
-    op_types = set(ops)
-    per_op = OpMask(ops, op_types)
-    folded = fold_constants(graph, dag, ops, op_types, per_op, shapes, table)
+    ops = op_index(graph)     # (the DAG's nodes are the graph's, in graph order)
+    op_types, per_op = set(ops.types), ops.mask
+    folded = fold_constants(graph, dag, op_types, per_op, shapes, table)
     inline = per_op(table.runs_inline)
     between = Between(dag)
     in_step, left_out = step_mask(dag, step_nodes, per_op, between.pred)

@@ -53,8 +53,9 @@ def step_mask(dag: IndexedDag, step_nodes, per_op, pred: Grouped | None = None
               ) -> tuple[np.ndarray, int]:
     """(bool mask of the nodes the step runs, how many nodes were left out); ``step_nodes``:
     the step's nodes when known (None: judged by the targets' names); ``per_op``: a bool
-    mask over the nodes from a predicate on op types (``parallelism.OpMask``); ``pred``:
-    each node's predecessors (``Grouped(n, dag.dst, dag.src)``), if the caller has them."""
+    mask over the nodes from a predicate on op types (``model.op_index.OpIndex.mask``);
+    ``pred``: each node's predecessors (``Grouped(n, dag.dst, dag.src)``), if the caller
+    has them."""
     n = dag.n
     names = list(dag.index)     # node names in node order
     if step_nodes is not None:

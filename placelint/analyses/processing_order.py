@@ -9,10 +9,10 @@ import numpy as np
 
 from ..model.edge_index import graph_edges
 from ..model.graph import Graph, Node
+from ..model.op_index import op_index
 from ..model.ops import MERGE, NEXT_ITERATION
 
 _NAME = attrgetter("name")
-_OP = attrgetter("op")
 
 
 def processing_order(graph: Graph) -> list[Node]:
@@ -54,13 +54,12 @@ def _ordered(graph: Graph) -> tuple[list[Node], dict[str, int]]:
     ge = graph_edges(graph)
     src, dst = ge.src, ge.dst
     pending = np.bincount(dst, minlength=n)     # every in-edge, from the graph or not
-    ops = list(map(_OP, nodes))
-    merges = [] if MERGE.isdisjoint(ops) else [i for i, op in enumerate(ops) if op in MERGE]
+    ops = op_index(graph)
+    merges = np.flatnonzero(ops.mask(MERGE.__contains__)).tolist() if ops.any_of(MERGE) else []
     if merges:      # a Merge with a loop back edge waits for its control edges and one more
         back = np.zeros(src.size, dtype=bool)
         known = src >= 0
-        back[known] = np.fromiter((nodes[s].op in NEXT_ITERATION for s in src[known].tolist()),
-                                  dtype=bool, count=int(np.count_nonzero(known)))
+        back[known] = ops.mask(NEXT_ITERATION.__contains__)[src[known]]
         control = ge.src_slot < 0
         for i in merges:
             rows = np.flatnonzero(dst == i)

@@ -32,6 +32,7 @@ from ..dtypes import DT_FLOAT, base_type, dtype_name, is_ref
 from ..model.devices import DeviceName
 from ..model.edge_index import graph_edges
 from ..model.graph import Graph
+from ..model.op_index import op_index
 from ..model.ops import CONSTANT, ENTER, EXIT, FUNCTION_IO
 from ..opdb import get_opdb
 
@@ -40,7 +41,6 @@ DEVICE_TO_HOST = "device->host"
 DEVICE_TO_DEVICE = "device->device"
 HOST_TO_HOST = "host->host"
 
-_OP = attrgetter("op")
 _LOOP = attrgetter("loop")
 
 
@@ -143,7 +143,7 @@ def _frames(graph: Graph) -> tuple[dict[str, str], dict[str, str]]:
     nodes = graph.nodes
     frames: dict[str, str] = {}
     parents: dict[str, str] = {}
-    if ENTER.isdisjoint(map(_OP, nodes.values())):
+    if not op_index(graph).any_of(ENTER):
         # No TF1 loop: every frame is the root frame but a functional While body's. (The
         # walk below would visit every node to say so; the key order is the walk's: nodes
         # without inputs first.)
@@ -248,10 +248,8 @@ def _replicated(graph: Graph, codes: _Codes) -> np.ndarray:
     """The positions of the constants ``ReplicateConstantsPass`` copies: on a CPU, at most
     ``REPLICATE_MAX_ELEMENTS`` elements, several out-edges, none a control edge, and
     consumers on more than one CPU (each consumer's host CPU)."""
-    ops = list(map(_OP, graph.nodes.values()))
-    kinds = {op: op in CONSTANT for op in set(ops)}
-    n = len(ops)
-    const = np.fromiter(map(kinds.__getitem__, ops), dtype=bool, count=n)
+    const = op_index(graph).mask(CONSTANT.__contains__)
+    n = const.size
     const &= codes.cpu[codes.dev]
     ge = graph_edges(graph)
     src = ge.src
@@ -263,7 +261,7 @@ def _replicated(graph: Graph, codes: _Codes) -> np.ndarray:
     const &= np.bincount(s, minlength=n) > 1
     # consumers' host CPUs: distinct (constant, host) pairs of the placed consumers
     placed = const[s] & (codes.dev[d] > 0)
-    pairs = np.unique(s[placed] * len(codes.names) + codes.host[codes.dev[d[placed]]])
+    pairs = _distinct(s[placed] * len(codes.names) + codes.host[codes.dev[d[placed]]])
     several = np.bincount(pairs // len(codes.names), minlength=n) > 1
     found = []
     nodes = list(graph.nodes.values())
@@ -280,6 +278,13 @@ def _replicated(graph: Graph, codes: _Codes) -> np.ndarray:
         if elements <= REPLICATE_MAX_ELEMENTS:
             found.append(i)
     return np.array(found, dtype=np.int64)
+
+
+def _distinct(values: np.ndarray) -> np.ndarray:
+    """``values``' distinct elements, sorted: ``np.unique`` without its options imports
+    numpy.ma (to ask whether the array is masked), ~10 ms of a fresh process's CPU."""
+    values = np.sort(values)
+    return values[np.concatenate(([True], values[1:] != values[:-1]))] if values.size else values
 
 
 def find_transfers(graph: Graph, placement, shapes=None) -> list[Transfer]:

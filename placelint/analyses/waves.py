@@ -5,7 +5,8 @@ part backward from its targets; ``member_network.py``: the nodes between the exp
 ops). A wave is a few array operations over the edges at the wave's nodes: one round of
 numpy calls per wave instead of Python per node. A wave narrower than ``NARROW`` costs that
 round for a few nodes (a chain of 10^5 constants was 10^5 rounds, 1.8 s), so the pass
-goes on one node at a time from there: linear in the edges the set reaches either way."""
+goes on one node at a time from there, and back to waves once ``NARROW`` nodes wait to be
+followed: linear in the edges the set reaches either way."""
 
 from __future__ import annotations
 
@@ -48,7 +49,10 @@ class Grouped:
         ``accept`` (node indices -> bool mask): which reached nodes join (the others stop
         there)."""
         wave = np.flatnonzero(marked)
-        while wave.size >= NARROW:
+        while wave.size:
+            if wave.size < NARROW:
+                wave = self._walk(wave.tolist(), marked, waiting, accept)
+                continue
             reached = self.at(wave)
             if waiting is None:
                 reached = reached[~marked[reached]]
@@ -61,9 +65,20 @@ class Grouped:
                 reached = reached[accept(reached)]
             marked[reached] = True
             wave = reached
-        stack = wave.tolist()
+        return marked
+
+    def _walk(self, stack: list[int], marked: np.ndarray, waiting: np.ndarray | None,
+              accept: Callable[[np.ndarray], np.ndarray] | None) -> np.ndarray:
+        """``spread`` one node at a time from the nodes of ``stack``, until as many nodes
+        as make a wave are waiting to be followed: they are returned as the next wave (an
+        empty one when the walk ends). A narrow start can open onto a wide part (the step
+        mask starts at a few init/save targets whose inputs are the thousands of
+        initialisers): before, the walk went on node by node through all of it. Which
+        nodes are marked does not depend on the order they are followed in."""
         starts, other = self.starts, self.other
         while stack:
+            if len(stack) >= NARROW:
+                return np.array(stack, dtype=np.int64)
             v = stack.pop()
             for w in other[starts[v]:starts[v + 1]].tolist():
                 if waiting is not None:
@@ -74,7 +89,7 @@ class Grouped:
                     continue
                 marked[w] = True
                 stack.append(w)
-        return marked
+        return np.empty(0, dtype=np.int64)
 
     def closure(self, mask: np.ndarray) -> np.ndarray:
         """``mask`` (bool per node) and every node an edge chain leads to from it."""
