@@ -305,3 +305,16 @@ def test_the_step_graph_copies_every_node_field_but_the_edges():
     for f in fields(Node):
         if f.name not in ("in_edges", "out_edges"):
             assert getattr(copy, f.name) == getattr(a, f.name), f.name
+
+
+def test_phase_of_holds_any_number_of_specs():
+    # a SavedModel may declare hundreds of signatures: each node's phase is its first
+    # spec's, whatever that spec's index (one byte per node codes the phase, not the spec)
+    from placelint.model.build import build_graph
+    from placelint.model.step import PhaseOf
+    g = build_graph(graph_def(*(const(f"c{i}", [i]) for i in range(4)))).graph
+    phases = ["restore", "init", *["step"] * 298, "other"]
+    first = np.array([-1, 1, 299, 300])
+    phase_of = PhaseOf(g, first, phases)
+    assert dict(phase_of) == {"c1": "init", "c2": "step", "c3": "other"}
+    assert len(phase_of) == 3 and "c0" not in phase_of and phase_of.get("c0", "x") == "x"

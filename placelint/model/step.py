@@ -236,10 +236,13 @@ class PhaseOf(Mapping):
 
     def __init__(self, graph: Graph, first: np.ndarray, phases: list[str]):
         # (``first``: per graph position, the index in ``phases`` of the first spec that
-        # runs the node, -1 for none; the loaders' phases are a handful)
+        # runs the node, -1 for none. A SavedModel may declare any number of signatures,
+        # but their phases are a few names: each node's byte is its phase's, not its spec's)
         self._index = graph.positions()
-        self._codes = (first + 1).astype(np.uint8).tobytes()
-        self._phases = [None, *phases]
+        self._phases = [None, *dict.fromkeys(phases)]
+        code = {phase: k for k, phase in enumerate(self._phases)}
+        by_spec = np.array([0, *map(code.__getitem__, phases)], dtype=np.uint8)
+        self._codes = by_spec[first + 1].tobytes()
         self._len = int(np.count_nonzero(first >= 0))
 
     def __getitem__(self, node: str) -> str:
