@@ -29,18 +29,18 @@ IsIdentity, IsMerge) are ``model/ops.py``.
 
 from __future__ import annotations
 
-from operator import attrgetter
 from typing import NamedTuple
 
 import numpy as np
 
 from ..model.devices import DeviceSet
 from ..model.graph import Graph, Node
+from ..model.op_index import op_index
 from ..model.ops import IDENTITY, METADATA
 from .colocation_graph import ColocationGraph
 from .group_state import State
 from .placer_events import GroupOf, PlacementResult, PlacerEvent, PlacerEventKind, placer_facts
-from .processing_order import ordered, processing_order
+from .processing_order import ordered, processing_order, processing_positions
 
 __all__ = ["PlacementResult", "PlacerEvent", "PlacerEventKind", "place", "placer_facts",
            "ordered", "processing_order"]
@@ -93,10 +93,7 @@ class _Placer(ColocationGraph):
         # A leader's group with one candidate device gets it whatever the leader is: TF
         # picks among the candidates. Only the others need a visit to choose.
         choose = ~single[state_ids]
-        ops = list(map(_OP, map(order.__getitem__, leaders.tolist())))
-        kinds = {op: op in _FOLLOWING for op in set(ops)}
-        maybe = np.flatnonzero(np.fromiter(map(kinds.__getitem__, ops), dtype=bool,
-                                           count=len(ops)) & choose)
+        maybe = np.flatnonzero(self._following()[leaders] & choose)
         follows = np.zeros(len(leaders), dtype=bool)
         follows[maybe] = list(map(self.follows_input, map(order.__getitem__,
                                                           leaders[maybe].tolist())))
@@ -126,6 +123,17 @@ class _Placer(ColocationGraph):
         # the group root of each node in a group of several (``PlacementResult.group_of``)
         grouped = np.bincount(roots, minlength=n)[roots] > 1
         self.result.group_of = GroupOf(order, self.idx, roots, grouped)
+
+    def _following(self) -> np.ndarray:
+        """Bool per processing position: the node's op is one whose device may follow its
+        input's (``_FOLLOWING``), asked once per op type (``model.op_index``)."""
+        by_graph = op_index(self.graph).mask(_FOLLOWING.__contains__)
+        at = processing_positions(self.graph)
+        if at is None:
+            return by_graph
+        by_order = np.empty_like(by_graph)
+        by_order[at] = by_graph
+        return by_order
 
     def _first_devices(self, slot: dict, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Per state id (of those in ``ids``): the slot of its first candidate device (-1:
@@ -291,7 +299,6 @@ class _Colocation(NamedTuple):
 
 #: ops whose device may follow their input's (placer.cc ``IsMetadata``, ``IsIdentity``)
 _FOLLOWING = METADATA | IDENTITY
-_OP = attrgetter("op")
 
 
 def _roots(parent: list[int]) -> np.ndarray:
