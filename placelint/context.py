@@ -95,7 +95,9 @@ class Context:
         # (``step.subgraph`` puts the fed tensors' _Args first)
         args = {n: client for n, node in islice(step.graph.nodes.items(), len(step.feeds))
                 if node.op == "_Arg" and n not in p.device}
-        return PlacementResult(p.devices, p.allow_soft_placement, {**p.device, **args},
+        with_step = getattr(p.device, "with_step", None)
+        device = with_step(args, step) if with_step is not None else {**p.device, **args}
+        return PlacementResult(p.devices, p.allow_soft_placement, device,
                                p.errors, p.events, p.unknown_ops, p.group_of)
 
     @cached_property

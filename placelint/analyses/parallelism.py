@@ -53,6 +53,7 @@ from ..model.op_index import op_index
 from .cost import AssumedSizes
 from .folding import fold_constants
 from .dag import IndexedDag, index_graph
+from .placer_events import device_codes
 from .op_tables import ExecutorTable, executor_table, intra_op_table
 from .parallelism_cost import IntraOpRow, estimate_ops
 from .parallelism_scope import exclusive_branches, loop_copies, step_mask
@@ -224,6 +225,18 @@ def _device_codes(dag: IndexedDag, placement) -> tuple[np.ndarray, list[str]] | 
     if not devices:
         return None
     names = dag.index       # names in node order
+    known = device_codes(placement, names)
+    if known is not None:   # (each node's device as the placement's code: no look-ups)
+        placed, table = known
+        used = np.flatnonzero(np.bincount(placed, minlength=len(table)))
+        label = {table[k]: table[k] or "(unplaced)" for k in used.tolist()}
+        if not any(label):
+            return None
+        labels = sorted(set(label.values()))
+        remap = np.zeros(len(table), dtype=np.int64)
+        for k in used.tolist():
+            remap[k] = labels.index(label[table[k]])
+        return remap[placed], labels
     if len(devices) == len(names) and all(map(is_, devices, names)):
         placed = devices.values()   # the placer's dict is in node order: no look-ups
     else:

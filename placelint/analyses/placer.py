@@ -39,7 +39,7 @@ from ..model.op_index import op_index
 from ..model.ops import IDENTITY, METADATA
 from .colocation_graph import ColocationGraph
 from .group_state import State
-from .placer_events import GroupOf, PlacementResult, PlacerEvent, PlacerEventKind, placer_facts
+from .placer_events import DeviceOf, GroupOf, PlacementResult, PlacerEvent, PlacerEventKind, placer_facts
 from .processing_order import ordered, processing_order, processing_positions
 
 __all__ = ["PlacementResult", "PlacerEvent", "PlacerEventKind", "place", "placer_facts",
@@ -115,11 +115,12 @@ class _Placer(ColocationGraph):
             self.place_group(order[i], i, self._roots[i], bool(is_gen[i]))
         if deferred:        # (the function bodies come last in the sequence)
             self._place_bodies(leaders[visit & body].tolist(), is_gen, slot)
-        # every node: its group's device
-        names = list(self.idx)      # (``idx`` lists the nodes in processing order)
-        by_root = np.array(self._by_root, dtype=np.int64)
-        table = np.array(self._table, dtype=object)
-        self.result.device = dict(zip(names, table[by_root[roots]].tolist()))
+        # every node: its group's device, as a code (a view: no dict of every node)
+        codes = np.array(self._by_root, dtype=np.int64)[roots]
+        codes[codes < 0] = len(self._table) - 1         # (a failed group: None, the last)
+        at = processing_positions(self.graph)
+        self.result.device = DeviceOf(self.graph, order, codes if at is None else codes[at],
+                                      self._table, codes)
         # the group root of each node in a group of several (``PlacementResult.group_of``)
         grouped = np.bincount(roots, minlength=n)[roots] > 1
         self.result.group_of = GroupOf(order, self.idx, roots, grouped)

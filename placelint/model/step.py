@@ -277,6 +277,10 @@ class Step:
     feeds: list[tuple[str, int]] = field(default_factory=list)
     missing: list[str] = field(default_factory=list)
     place_pruned: bool = False
+    #: the graph positions (int64, ascending) of the nodes of ``graph`` after its fed
+    #: tensors' _Args (None: the whole graph): a placement of the model's graph gives the
+    #: step's nodes their devices by position, without a look-up per name
+    kept: np.ndarray | None = None
 
     @property
     def whole(self) -> bool:
@@ -314,4 +318,5 @@ def build_step(graph: Graph, resolver: Resolver, spec: StepSpec | None,
     if spec is None:
         return Step(None, graph, phase_of, GRAPH)
     g = subgraph(graph, r.keep, r.feeds)
-    return Step(spec, g, phase_of, GRAPH, r.feeds, list(r.missing), place_pruned)
+    return Step(spec, g, phase_of, GRAPH, r.feeds, list(r.missing), place_pruned,
+                np.flatnonzero(r.keep))
