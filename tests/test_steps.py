@@ -318,3 +318,26 @@ def test_phase_of_holds_any_number_of_specs():
     phase_of = PhaseOf(g, first, phases)
     assert dict(phase_of) == {"c1": "init", "c2": "step", "c3": "other"}
     assert len(phase_of) == 3 and "c0" not in phase_of and phase_of.get("c0", "x") == "x"
+
+
+def test_step_graph_shares_the_nodes_whose_edges_it_keeps():
+    from graphdefs import graph
+    from placelint.model.step import Resolver, StepSpec, build_step
+
+    g = graph(placeholder("x", (4,)), const("c", [1.0, 2.0, 3.0, 4.0], dtype=FLOAT, shape=(4,)),
+              op("a", "Mul", ["x", "c"]), op("out_a", "Relu", ["a"]),
+              op("b", "Mul", ["x", "c"]), op("out_b", "Relu", ["b"]))
+    before = {n: (list(node.in_edges), list(node.out_edges)) for n, node in g.nodes.items()}
+    step = build_step(g, Resolver(g), StepSpec("s", fetches=("out_a:0",), feeds=("x:0",)))
+    s = step.graph
+    assert list(s.nodes) == ["_arg_x_0_0", "c", "a", "out_a"]
+    assert step.kept.tolist() == [1, 2, 3]          # their graph positions, after the _Arg
+    # out_a keeps its one in-edge and has no out-edge: the graph's own node
+    assert s.nodes["out_a"] is g.nodes["out_a"]
+    # a reads the fed x through the _Arg, c lost its edge to b: copies with the step's edges
+    assert s.nodes["a"] is not g.nodes["a"] and s.nodes["c"] is not g.nodes["c"]
+    assert [e.src for e in s.nodes["a"].in_edges] == ["_arg_x_0_0", "c"]
+    assert [e.dst for e in s.nodes["c"].out_edges] == ["a"]
+    assert s.nodes["a"].attrs is g.nodes["a"].attrs
+    # the graph's nodes are as they were
+    assert {n: (node.in_edges, node.out_edges) for n, node in g.nodes.items()} == before
