@@ -119,13 +119,16 @@ class DeviceOf(Mapping):
         i = self._index.get(node)
         if i is None:
             return self._extra[node]
-        return self._by_position()[i]
+        devs = self._devs
+        return (devs if devs is not None else self._by_position())[i]
 
     def get(self, node, default=None):
+        # (rules call it per node: PL108 on every soft-placed node, PL203 along its walks)
         i = self._index.get(node)
         if i is None:
             return self._extra.get(node, default)
-        return self._by_position()[i]
+        devs = self._devs
+        return (devs if devs is not None else self._by_position())[i]
 
     def __contains__(self, node) -> bool:
         return node in self._index or node in self._extra
