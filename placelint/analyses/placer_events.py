@@ -7,6 +7,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from functools import lru_cache
+from itertools import islice
 from operator import attrgetter
 
 import numpy as np
@@ -156,9 +157,9 @@ class DeviceOf(Mapping):
         if index is self._index:
             return self._codes, self._table
         step = self._step
-        if step is not None and index is step.graph.positions():
+        if step is not None and step.kept is not None and index is step.graph.positions():
             # the step's graph: its fed tensors' _Args, then the kept nodes in graph order
-            args = list(step.graph.nodes)[:len(step.feeds)]
+            args = islice(step.graph.nodes, len(step.feeds))
             table = list(self._table)
             slot = {}
             arg_codes = []
