@@ -42,7 +42,6 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field
 from functools import cached_property
-from operator import is_
 from typing import Any, Callable
 
 import numpy as np
@@ -55,6 +54,7 @@ from .folding import fold_constants
 from .dag import IndexedDag, index_graph
 from .op_tables import ExecutorTable, executor_table, intra_op_table
 from .parallelism_cost import IntraOpRow, estimate_ops
+from .placed import placed_devices
 from .parallelism_scope import exclusive_branches, loop_copies, step_mask
 from .shape_inference import ShapeInfo, infer_shapes
 from .member_network import Between, Found, MemberNetwork
@@ -223,11 +223,8 @@ def _device_codes(dag: IndexedDag, placement) -> tuple[np.ndarray, list[str]] | 
     devices = getattr(placement, "device", None) if placement is not None else None
     if not devices:
         return None
-    names = dag.index       # names in node order
-    if len(devices) == len(names) and all(map(is_, devices, names)):
-        placed = devices.values()   # the placer's dict is in node order: no look-ups
-    else:
-        placed = list(map(devices.get, names))
+    placed = placed_devices(dag.index, devices)     # (``dag.index``: names in node order)
+    names = dag.index
     distinct = set(placed)
     if not any(distinct):
         return None

@@ -138,9 +138,18 @@ class ShapeInfo:
     def nbytes(self, node, slot: int = 0) -> int | None:
         return self.dtype_nbytes(self._name(node), slot)[1]
 
+    @property
+    def positions(self) -> dict[str, int]:
+        """The positions (``Graph.positions``) of the graph the shapes are of: a caller
+        holding the same dict can ask by position (``dtype_nbytes_at``)."""
+        return self._pos
+
     def dtype_nbytes(self, name: str, slot: int = 0) -> tuple[int | None, int | None]:
         """``(dtype(name, slot), nbytes(name, slot))`` with one look-up of the node."""
-        p = self._pos.get(name, self._none)
+        return self.dtype_nbytes_at(self._pos.get(name, self._none), slot)
+
+    def dtype_nbytes_at(self, p: int, slot: int = 0) -> tuple[int | None, int | None]:
+        """``dtype_nbytes`` of the node at position ``p`` of ``positions``."""
         dtypes = self._dtypes[p]
         dtype = dtypes[slot] if dtypes is not None and 0 <= slot < len(dtypes) else None
         if dtype is None:
