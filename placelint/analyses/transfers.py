@@ -234,7 +234,7 @@ class _Codes(NamedTuple):
 
 
 def _device_codes(graph: Graph, placement) -> _Codes:
-    devs = placed_devices(graph.nodes, placement.device)
+    devs = placed_devices(graph.nodes, placement.device, graph)
     code = {d: k for k, d in enumerate(dict.fromkeys([None, *devs]))}
     dev = np.fromiter(map(code.__getitem__, devs), dtype=np.int64, count=len(devs))
     for d in list(code)[1:]:
