@@ -37,6 +37,22 @@ def test_equals_the_walk_by_name(seed):
     names += names[: len(names) // 3]       # asked twice
     for limit in (1, 3, 8):
         assert variable_sources(g, names, limit) == [variable_source(g, n, limit) for n in names]
+        # a few names: walked by name (fewer than the edges / WALKS_PER_EDGE_PASS)
+        few = names[:2]
+        assert variable_sources(g, few, limit) == [variable_source(g, n, limit) for n in few]
+
+
+def test_many_names_take_the_array_pass_few_the_walk(monkeypatch):
+    import placelint.checks.pl202_variable_device_split as pl202
+    g = _random_graph(random.Random(7), 200)
+    walked = []
+    monkeypatch.setattr(pl202, "variable_source",
+                        lambda graph, name, limit=8: walked.append(name) or None)
+    edges = sum(len(n.in_edges) for n in g)
+    pl202.variable_sources(g, ["n1"] * (edges // pl202.WALKS_PER_EDGE_PASS + 1))
+    assert walked == []
+    pl202.variable_sources(g, ["n1"])
+    assert walked == ["n1"]
 
 
 def test_long_read_chains_stop_at_the_limit():
@@ -52,3 +68,18 @@ def test_long_read_chains_stop_at_the_limit():
     assert got == [variable_source(g, n) for n in names]
     assert got[:7] == ["v"] * 7 and got[7:] == [None] * 5
     assert variable_sources(g, []) == []
+
+
+def test_per_step_consumers_the_same_by_set_and_by_op():
+    # more not-per-step nodes than consumers asked about: each consumer's op is read;
+    # fewer: the not-per-step nodes become a set of names first. Same answers.
+    from types import SimpleNamespace
+
+    from placelint.checks.pl202_variable_device_split import _per_step_consumers
+    g = Graph("consumers")
+    for i in range(6):
+        g.add_node(Node(f"a{i}", "Assign" if i % 2 else "Relu"))
+    few = [SimpleNamespace(consumers=["a0", "a1"])]                  # 2 < 3 Assign nodes
+    many = [SimpleNamespace(consumers=[f"a{i}" for i in range(6)])] * 2    # 12 > 3
+    assert _per_step_consumers(g, few) == [["a0"]]
+    assert _per_step_consumers(g, many) == [["a0", "a2", "a4"]] * 2

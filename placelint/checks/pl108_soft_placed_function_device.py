@@ -1,11 +1,15 @@
 """PL108 soft-placed-function-device: a device request in a function body TF will move."""
 
+from operator import attrgetter
+
 from ..analyses.placed import placed_devices
 from ..diagnostics import Severity
 from .base import Rule
 from ..model.devices import display
 from ..opdb import get_opdb
 from .common import Groups, in_tf_order
+
+_SOFT = attrgetter("soft")
 
 
 class SoftPlacedFunctionDevice(Rule):
@@ -21,6 +25,9 @@ class SoftPlacedFunctionDevice(Rule):
             return      # PL101/PL104 warn about every soft-placement move then
         devices = ctx.devices
         graph = ctx.placement_graph
+        nodes = graph.nodes.values()
+        if not any(map(_SOFT, nodes)):
+            return      # no function body placed with soft placement (a TF1 graph)
         # each node's device in graph order, without a look-up by name per node
         placed_at = placed_devices(graph.nodes, ctx.placement.device, graph)
         # a requested spec (shared by the nodes of one device string) -> the names of the
@@ -29,7 +36,7 @@ class SoftPlacedFunctionDevice(Rule):
         matching: dict[int, tuple] = {}
         kernels: dict[tuple, bool] = {}     # (op, signature, device type) -> has a kernel
         groups = Groups()   # one finding per function, request and device TF picks
-        for node, placed in zip(graph.nodes.values(), placed_at):
+        for node, placed in zip(nodes, placed_at):
             if not node.soft:
                 continue
             spec = node.spec

@@ -40,6 +40,27 @@ def variable_source(graph, name: str, limit: int = 8) -> str | None:
     return None
 
 
+def _per_step_consumers(graph, transfers) -> list[list[str]]:
+    """Each transfer's consumers but those that do not run every step (``NOT_PER_STEP``).
+    With fewer such nodes in the graph than consumers to ask about, the nodes are made a
+    set of names first (a small table to look up, where the graph's dict of 10^6 nodes
+    misses the cache); else each consumer's op is read through the graph."""
+    ops = op_index(graph)
+    if not ops.any_of(NOT_PER_STEP_OPS):
+        return [list(t.consumers) for t in transfers]
+    mask = ops.mask(NOT_PER_STEP_OPS.__contains__)
+    if np.count_nonzero(mask) < sum(len(t.consumers) for t in transfers):
+        names = list(graph.nodes)
+        skip = set(map(names.__getitem__, np.flatnonzero(mask).tolist()))
+        return [[c for c in t.consumers if c not in skip] for t in transfers]
+    nodes = graph.nodes
+    return [[c for c in t.consumers if nodes[c].op not in NOT_PER_STEP] for t in transfers]
+
+
+#: one walk by name costs about as much as a numpy pass over this many edges
+WALKS_PER_EDGE_PASS = 64
+
+
 def variable_sources(graph, names: list[str], limit: int = 8) -> list[str | None]:
     """``variable_source`` of each of ``names``, walked for all of them at once over the
     graph's op index and edge index: a step per node of the longest walk, not a Python
@@ -47,14 +68,16 @@ def variable_sources(graph, names: list[str], limit: int = 8) -> list[str | None
     and looking each walk's nodes up by name missed the cache at every step). A walk that
     leaves the graph (an input from a node it lacks) is redone by ``variable_source``,
     which raises as it did."""
-    if not names:
-        return []
+    ge = graph_edges(graph)
+    if len(names) * WALKS_PER_EDGE_PASS < ge.src.size:
+        # a few walks (a TF1 graph's variables are mostly read where they live) cost less
+        # by name than the passes over every edge below
+        return [variable_source(graph, name, limit) for name in names]
     ops = op_index(graph)
     is_var = ops.mask(VARIABLE_OPS.__contains__)
     through = ops.mask(READ_THROUGH.__contains__)
     # each node's first data input (``variable_source`` follows it): -1 none, -2 not in
     # the graph (the edge index lists a node's in-edges in order, nodes in graph order)
-    ge = graph_edges(graph)
     data = np.flatnonzero(ge.src_slot >= 0)
     dst = ge.dst[data]
     first = data[np.concatenate(([True], dst[1:] != dst[:-1]))] if data.size else data
@@ -102,20 +125,9 @@ class VariableDeviceSplit(Rule):
         graph = ctx.graph
         placement = ctx.placement.device
         by_var: dict[str, list] = {}
-        # the nodes that do not run every step, as a set of names (a look-up in it is a
-        # small table's; the graph's own dict of 10^6 nodes misses the cache)
-        ops = op_index(graph)
-        if ops.any_of(NOT_PER_STEP_OPS):
-            names = list(graph.nodes)
-            not_per_step = set(map(names.__getitem__, np.flatnonzero(
-                ops.mask(NOT_PER_STEP_OPS.__contains__)).tolist()))
-        else:
-            not_per_step = set()
+        sent = [t for t in ctx.transfers if not t.control]
         read = []
-        for t in ctx.transfers:
-            if t.control:
-                continue
-            consumers = [c for c in t.consumers if c not in not_per_step]
+        for t, consumers in zip(sent, _per_step_consumers(graph, sent)):
             if consumers:
                 read.append((t, consumers))
         for item, var in zip(read, variable_sources(graph, [t.src for t, _ in read])):
