@@ -437,3 +437,28 @@ def test_names_the_graph_lacks_are_unknown():
     assert s.io_key(other) == (((0, None, None), (1, (3,), FLOAT)), None, None)
     assert s.shape("gone") is None and s.dtype("gone") is None and s.output_shapes("gone") == []
     assert s.tensor("gone") == (None, None) and s.dtype_nbytes("gone") == (None, None)
+
+
+def test_io_keys_by_edge_index_equal_io_key_by_name():
+    # io_keys reads the inputs' positions from the graph's edge index when the shapes are
+    # of that graph, and asks io_key node by node otherwise: the same keys either way,
+    # control inputs listed before data inputs included.
+    import numpy as np
+
+    nodes = [
+        placeholder("x", (4, -1)), const("s", [2, -1]), op("r", "Reshape", ["^x", "x", "s"]),
+        op("h", "VarHandleOp", dtype=Type(FLOAT), shape=Shape((5, 6))),
+        op("v", "ReadVariableOp", ["h"], dtype=Type(FLOAT)),
+        op("m", "MatMul", ["v", "v", "^s"], transpose_b=True), op("y", "AddN", ["m", "m", "m"], N=3),
+    ]
+    for g in (graph(*nodes), graph(*reversed(nodes))):
+        s = infer_shapes(g)
+        everything = list(g.nodes.values())
+        at = np.array([5, 2, 6, 0, 2], dtype=np.int64) % len(everything)
+        picked = [everything[i] for i in at.tolist()]
+        want = [s.io_key(n) for n in picked]
+        assert s.io_keys(g, at, picked) == want
+        other = infer_shapes(graph(*nodes))     # the shapes of another graph: by name
+        assert other.positions is not g.positions() and other.io_keys(g, at, picked) == want
+        assert s.io_keys(g, at[:0], []) == []
+    assert any(key[0] for key in want)

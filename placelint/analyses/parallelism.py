@@ -302,7 +302,7 @@ def analyze_parallelism(graph: Graph, *, shapes: ShapeInfo | None = None, placem
     expensive = ~inline & ~folded & in_step
     folded_ops = int(np.count_nonzero(folded & ~inline))
 
-    est = estimate_ops(dag, expensive, sizes, shapes, intra_table, cores)
+    est = estimate_ops(dag, expensive, sizes, shapes, intra_table, cores, graph)
     time_us = est.time_us
     # If/Case: one branch runs
     skipped = exclusive_branches(dag, time_us, op_types) & expensive
