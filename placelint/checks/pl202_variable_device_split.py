@@ -14,7 +14,7 @@ from ..model.edge_index import graph_edges
 from ..model.op_index import op_index
 from ..model.ops import FUNCTION_IO, IDENTITY, VARIABLE_CREATORS
 from .base import Rule
-from .common import Groups
+from .common import Groups, node_names
 from ..model.devices import display
 
 VARIABLE_OPS = VARIABLE_CREATORS
@@ -50,7 +50,7 @@ def _per_step_consumers(graph, transfers) -> list[list[str]]:
         return [list(t.consumers) for t in transfers]
     mask = ops.mask(NOT_PER_STEP_OPS.__contains__)
     if np.count_nonzero(mask) < sum(len(t.consumers) for t in transfers):
-        names = list(graph.nodes)
+        names = node_names(graph)
         skip = set(map(names.__getitem__, np.flatnonzero(mask).tolist()))
         return [[c for c in t.consumers if c not in skip] for t in transfers]
     nodes = graph.nodes
@@ -96,7 +96,7 @@ def variable_sources(graph, names: list[str], limit: int = 8) -> list[str | None
         lost |= left & (nxt == -2)
         left &= nxt >= 0
         at = np.where(left, nxt, at)
-    nodes = list(graph.nodes)
+    nodes = node_names(graph)
     out = [None if k < 0 else nodes[k] for k in found.tolist()]
     for i in np.flatnonzero(lost).tolist():
         out[i] = variable_source(graph, names[i], limit)

@@ -11,7 +11,7 @@ import numpy as np
 from ..diagnostics import Severity, top_scope
 from ..humanize import plural
 from .base import Rule
-from .common import Groups
+from .common import Groups, node_names
 from .pl202_variable_device_split import READ_THROUGH, VARIABLE_OPS, variable_source
 from ..model.devices import display
 from ..model.op_index import op_index
@@ -87,7 +87,7 @@ class DevicePingPong(Rule):
         graph = ctx.step.graph
         ops = op_index(graph)   # the variables by op type, not by reading every node's op
         if ops.any_of(VARIABLE_OPS):
-            names = list(graph.nodes)
+            names = node_names(graph)
             var_groups = {group.get(names[i], names[i]) for i in
                           np.flatnonzero(ops.mask(VARIABLE_OPS.__contains__)).tolist()}
         else:
