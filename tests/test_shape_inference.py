@@ -390,3 +390,75 @@ def test_matrix_diag_v3_main_diagonal_and_linalg_pass_through():
         op("m", "MatrixDiagV3", ["d", "k", "r", "c", "pad"], align="RIGHT_LEFT"),
         op("inv", "MatrixInverse", ["m"]))
     assert s.shape("m", 0) == (3, 5, 5) and s.shape("inv", 0) == (3, 5, 5)
+
+
+# --------------------------------------------------------------------------- graph positions
+
+
+def _facts(g, s):
+    """Every answer ShapeInfo gives about ``g``'s nodes, by name."""
+    return {n.name: (s.output_shapes(n.name), [s.tensor(n.name, k) for k in range(3)],
+                     [s.value(n.name, k) for k in range(2)], s.io_key(n), s.input_shapes(n),
+                     [s.dtype_nbytes(n.name, k) for k in range(2)])
+            for n in g}
+
+
+def test_answers_do_not_depend_on_where_nodes_sit_in_the_graph():
+    # The inference indexes lists by graph position and walks TF's processing order: a
+    # GraphDef listing consumers before their inputs (processing order is then not graph
+    # order) must give the same answers as the same graph in topological order.
+    nodes = [
+        placeholder("x", (4, -1)), const("s", [2, -1]), op("r", "Reshape", ["x", "s"]),
+        op("h", "VarHandleOp", dtype=Type(FLOAT), shape=Shape((5, 6))),
+        op("hid", "Identity", ["h"], T=Type(RESOURCE)),
+        op("v", "ReadVariableOp", ["hid"], dtype=Type(FLOAT)),
+        op("m", "MatMul", ["v", "v"], transpose_b=True),
+        op("sh", "Shape", ["m"]), op("i", "Identity", ["sh"], T=Type(INT32)),
+        op("y", "Relu", ["m"]), op("z", "Identity", ["y", "^i"]),
+    ]
+    forward = graph(*nodes)
+    backward = graph(*reversed(nodes))
+    assert not backward.edges_point_forward()
+    want = _facts(forward, infer_shapes(forward))
+    assert want["v"][1][0] == ((5, 6), FLOAT) and want["i"][2][0] == (5, 5)
+    assert _facts(backward, infer_shapes(backward)) == want
+
+
+def test_names_the_graph_lacks_are_unknown():
+    g = Graph("missing")
+    g.add_node(Node("x", "Placeholder", output_dtypes=[FLOAT], output_shapes=[(3,)]))
+    g.add_node(Node("y", "Relu", output_dtypes=[FLOAT]))
+    g.add_edge(Edge("x", 0, "y", 0, FLOAT))
+    s = infer_shapes(g)
+    assert s.shape("y") == (3,) and s.io_key(g["y"]) == (((0, (3,), FLOAT),), ((3,),), (FLOAT,))
+    # a node of another graph (a step's _Arg) reading a name this one lacks
+    other = Node("z", "AddV2", in_edges=[Edge("gone", 0, "z", 0, FLOAT), Edge("y", 0, "z", 1, FLOAT)])
+    assert s.input_shapes(other) == [None, (3,)]
+    assert s.io_key(other) == (((0, None, None), (1, (3,), FLOAT)), None, None)
+    assert s.shape("gone") is None and s.dtype("gone") is None and s.output_shapes("gone") == []
+    assert s.tensor("gone") == (None, None) and s.dtype_nbytes("gone") == (None, None)
+
+
+def test_io_keys_by_edge_index_equal_io_key_by_name():
+    # io_keys reads the inputs' positions from the graph's edge index when the shapes are
+    # of that graph, and asks io_key node by node otherwise: the same keys either way,
+    # control inputs listed before data inputs included.
+    import numpy as np
+
+    nodes = [
+        placeholder("x", (4, -1)), const("s", [2, -1]), op("r", "Reshape", ["^x", "x", "s"]),
+        op("h", "VarHandleOp", dtype=Type(FLOAT), shape=Shape((5, 6))),
+        op("v", "ReadVariableOp", ["h"], dtype=Type(FLOAT)),
+        op("m", "MatMul", ["v", "v", "^s"], transpose_b=True), op("y", "AddN", ["m", "m", "m"], N=3),
+    ]
+    for g in (graph(*nodes), graph(*reversed(nodes))):
+        s = infer_shapes(g)
+        everything = list(g.nodes.values())
+        at = np.array([5, 2, 6, 0, 2], dtype=np.int64) % len(everything)
+        picked = [everything[i] for i in at.tolist()]
+        want = [s.io_key(n) for n in picked]
+        assert s.io_keys(g, at, picked) == want
+        other = infer_shapes(graph(*nodes))     # the shapes of another graph: by name
+        assert other.positions is not g.positions() and other.io_keys(g, at, picked) == want
+        assert s.io_keys(g, at[:0], []) == []
+    assert any(key[0] for key in want)

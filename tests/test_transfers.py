@@ -515,3 +515,23 @@ def test_cpu_graphs_match_tensorflow(name: str) -> None:
             compared += 1
     assert compared >= {"MAIN": 14, "DEDUP": 2, "REF": 3, "REPLICATE": 5, "LOOP": 0,
                         "NESTED": 0}[name]
+
+
+def test_sizes_by_position_equal_sizes_by_name() -> None:
+    # find_transfers reads a tensor's size by its source's position when the shapes are of
+    # the graph it partitions, by name otherwise (a step's graph, the shapes the whole
+    # graph's): both give the same transfers.
+    from placelint.analyses.placer import place as place_graph
+    from placelint.analyses.shape_inference import infer_shapes
+    from placelint.analyses.transfers import find_transfers
+    from placelint.model.build import build_graph
+    from placelint.model.devices import DeviceSet
+
+    for text in (MAIN, REF, REPLICATE):
+        g = build_graph(parse(text)).graph
+        placement = place_graph(g, DeviceSet.parse("CPU=3"))
+        own, other = infer_shapes(g), infer_shapes(build_graph(parse(text)).graph)
+        assert own.positions is g.positions() and other.positions is not g.positions()
+        by_position = [t.to_json() for t in find_transfers(g, placement, own)]
+        by_name = [t.to_json() for t in find_transfers(g, placement, other)]
+        assert by_position == by_name and any(t["bytes"] for t in by_name)

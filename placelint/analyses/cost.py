@@ -237,13 +237,14 @@ for _ops, _fn, _attrs in (
 FORMULA_OPS = frozenset(_FORMULAS)
 
 
-def cost_key(node: Node, shapes: ShapeInfo) -> tuple:
+def cost_key(node: Node, shapes: ShapeInfo, io_key: tuple | None = None) -> tuple:
     """Everything ``op_cost`` and ``intra_op_use`` read of ``node``: its op, how many
     outputs it has, the shapes and dtypes of its data inputs and outputs, and the values
     of the attrs its formula reads (no attrs for ops without one). Nodes with equal keys
-    have equal costs and intra-op uses, and layers repeat: callers compute them once per key."""
+    have equal costs and intra-op uses, and layers repeat: callers compute them once per key.
+    ``io_key``: ``shapes.io_key(node)`` when the caller has it (``ShapeInfo.io_keys``)."""
     op = node.op
-    key = (op, len(node.output_dtypes or ()), shapes.io_key(node))
+    key = (op, len(node.output_dtypes or ()), shapes.io_key(node) if io_key is None else io_key)
     formula = _FORMULAS.get(op)
     if formula is not None and formula[1]:
         attrs = node.attrs

@@ -42,7 +42,6 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field
 from functools import cached_property
-from operator import is_
 from typing import Any, Callable
 
 import numpy as np
@@ -56,6 +55,7 @@ from .dag import IndexedDag, index_graph
 from .placer_events import device_codes
 from .op_tables import ExecutorTable, executor_table, intra_op_table
 from .parallelism_cost import IntraOpRow, estimate_ops
+from .placed import placed_devices
 from .parallelism_scope import exclusive_branches, loop_copies, step_mask
 from .shape_inference import ShapeInfo, infer_shapes
 from .member_network import Between, Found, MemberNetwork
@@ -237,10 +237,7 @@ def _device_codes(dag: IndexedDag, placement) -> tuple[np.ndarray, list[str]] | 
         for k in used.tolist():
             remap[k] = labels.index(label[table[k]])
         return remap[placed], labels
-    if len(devices) == len(names) and all(map(is_, devices, names)):
-        placed = devices.values()   # the placer's dict is in node order: no look-ups
-    else:
-        placed = list(map(devices.get, names))
+    placed = placed_devices(names, devices)
     distinct = set(placed)
     if not any(distinct):
         return None
@@ -318,7 +315,7 @@ def analyze_parallelism(graph: Graph, *, shapes: ShapeInfo | None = None, placem
     expensive = ~inline & ~folded & in_step
     folded_ops = int(np.count_nonzero(folded & ~inline))
 
-    est = estimate_ops(dag, expensive, sizes, shapes, intra_table, cores)
+    est = estimate_ops(dag, expensive, sizes, shapes, intra_table, cores, graph)
     time_us = est.time_us
     # If/Case: one branch runs
     skipped = exclusive_branches(dag, time_us, op_types) & expensive

@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from .cost import AssumedSizes, OpCost, cost_key, has_unknown_dims, op_cost
+from ..model.graph import Graph
 from .dag import IndexedDag
 from .intra_op import IntraOpUse, intra_op_use
 from .op_tables import IntraOpTable
@@ -108,7 +109,8 @@ def _time_us(cost: OpCost, use: IntraOpUse) -> float:
 
 
 def estimate_ops(dag: IndexedDag, members: np.ndarray, sizes: AssumedSizes, shapes: ShapeInfo,
-                 intra_table: IntraOpTable, cores: int) -> OpEstimates:
+                 intra_table: IntraOpTable, cores: int, graph: Graph) -> OpEstimates:
+    """``graph``: the graph ``dag`` indexes (its nodes in graph order)."""
     n = dag.n
     nodes = dag.nodes
     idx = np.flatnonzero(members)
@@ -116,8 +118,8 @@ def estimate_ops(dag: IndexedDag, members: np.ndarray, sizes: AssumedSizes, shap
     # one estimate per distinct cost key (a row), numbered in order of first appearance
     reuse: dict[tuple, int] = {}
     new_row = reuse.setdefault
-    at = np.fromiter((new_row(key, len(reuse)) for key in map(cost_key, member_nodes, repeat(shapes))),
-                     dtype=np.int64, count=idx.size)
+    keys = map(cost_key, member_nodes, repeat(shapes), shapes.io_keys(graph, idx, member_nodes))
+    at = np.fromiter((new_row(key, len(reuse)) for key in keys), dtype=np.int64, count=idx.size)
     first = np.unique(at, return_index=True)[1].tolist()    # each row's first member
     groups: dict[tuple[str, OpCost, IntraOpUse], int] = {}
     row_group: list[int] = []

@@ -30,14 +30,15 @@ its own table.
 from __future__ import annotations
 
 import functools
-from typing import Iterable
+import numpy as np
 
 from .. import dtypes as _dt
+from ..model.edge_index import graph_edges
 from ..model.graph import Edge, Graph, Node
 from ..model.ops import ENTER, EXIT, FUNCTION_IO, IDENTITY, MERGE, NEXT_ITERATION, SWITCH
 from ..model.shapes import num_elements
 from .op_tables import cost_table
-from .processing_order import ordered
+from .processing_order import ordered, processing_positions
 from .shape_fns import array, control_flow, math_ops, nn, variables
 from .shape_fns.base import Handler, Shape, Value, broadcast, common, first, refine
 from .shape_fns.control_flow import merge_op
@@ -50,10 +51,17 @@ MAX_PASSES = 4
 
 
 class ShapeInfo:
-    """Inferred output shapes, dtypes and small integer values of a graph's nodes."""
+    """Inferred output shapes, dtypes and small integer values of a graph's nodes.
 
-    def __init__(self, shapes: dict[str, list[Shape | None]], dtypes: dict[str, list[int | None]],
-                 values: dict[tuple[str, int], Value]):
+    The shapes and dtypes are lists over the graph's positions (``Graph.positions``), one
+    entry per node and a last, empty one for names the graph does not have: a look-up is
+    the shared positions dict, then a list index, and the inference fills them by position
+    without a dict of its own per node (at 10^6 nodes such dicts no longer fit the cache)."""
+
+    def __init__(self, positions: dict[str, int], shapes: list[list[Shape | None] | None],
+                 dtypes: list[list[int | None] | None], values: dict[tuple[str, int], Value]):
+        self._pos = positions
+        self._none = len(shapes) - 1    # the position of a name not in the graph
         self._shapes = shapes
         self._dtypes = dtypes
         self._values = values
@@ -63,44 +71,87 @@ class ShapeInfo:
     def _name(node) -> str:
         return node if node.__class__ is str else node.name
 
+    def _at(self, node) -> int:
+        return self._pos.get(node if node.__class__ is str else node.name, self._none)
+
     def shape(self, node, slot: int = 0) -> Shape | None:
-        outs = self._shapes.get(node if node.__class__ is str else node.name)
+        outs = self._shapes[self._at(node)]
         return outs[slot] if outs is not None and 0 <= slot < len(outs) else None
 
     def dtype(self, node, slot: int = 0) -> int | None:
-        outs = self._dtypes.get(node if node.__class__ is str else node.name)
+        outs = self._dtypes[self._at(node)]
         return outs[slot] if outs is not None and 0 <= slot < len(outs) else None
 
     def io_key(self, node: Node) -> tuple:
         """Everything known about ``node``'s data inputs (slot and tensor, in edge order)
         and outputs: equal keys, equal shapes and dtypes in and out (a hashable key)."""
-        shapes, dtypes = self._shapes, self._dtypes
+        shapes, dtypes, pos, none = self._shapes, self._dtypes, self._pos.get, self._none
         ins = []
         for e in node.in_edges:
             slot = e.src_slot
             if slot >= 0:
-                src = e.src
+                p = pos(e.src, none)
                 try:
-                    s = shapes[src][slot]
-                except (KeyError, IndexError):
+                    s = shapes[p][slot]
+                except (TypeError, IndexError):
                     s = None
                 try:
-                    d = dtypes[src][slot]
-                except (KeyError, IndexError):
+                    d = dtypes[p][slot]
+                except (TypeError, IndexError):
                     d = None
                 ins.append((e.dst_slot, s, d))
-        s, d = shapes.get(node.name), dtypes.get(node.name)
+        p = pos(node.name, none)
+        s, d = shapes[p], dtypes[p]
         return (tuple(ins), None if s is None else tuple(s), None if d is None else tuple(d))
+
+    def io_keys(self, graph: Graph, at: np.ndarray, nodes: list[Node]) -> list[tuple]:
+        """``io_key`` of ``nodes``, the nodes of ``graph`` at positions ``at``. When the
+        shapes are of ``graph``, each input's source position comes from the graph's edge
+        index rather than a look-up of its name (the expensive ops of a 10^6-node graph
+        have ~10^6 inputs, and each look-up missed the cache)."""
+        if self._pos is not graph.positions() or not at.size:
+            return list(map(self.io_key, nodes))
+        ge = graph_edges(graph)
+        count = np.bincount(ge.dst, minlength=len(graph.nodes))
+        first = np.cumsum(count) - count
+        lo, k = first[at], count[at]
+        total = int(k.sum())
+        rows = np.repeat(lo - (np.cumsum(k) - k), k) + np.arange(total)
+        src = ge.src[rows]
+        src_at = np.where(src >= 0, src, self._none).tolist()
+        shapes, dtypes, none = self._shapes, self._dtypes, self._none
+        out = []
+        j = 0       # the next input's row in ``src_at``: the nodes' in-edges, end to end
+        for p, node in zip(at.tolist(), nodes):
+            ins = []
+            for e in node.in_edges:
+                slot = e.src_slot
+                if slot >= 0:
+                    q = src_at[j]
+                    try:
+                        s = shapes[q][slot]
+                    except (TypeError, IndexError):
+                        s = None
+                    try:
+                        d = dtypes[q][slot]
+                    except (TypeError, IndexError):
+                        d = None
+                    ins.append((e.dst_slot, s, d))
+                j += 1
+            s, d = shapes[p], dtypes[p]
+            out.append((tuple(ins), None if s is None else tuple(s),
+                        None if d is None else tuple(d)))
+        return out
 
     def input_shapes(self, node: Node) -> list[Shape | None]:
         """Shapes of ``node``'s data inputs by input slot (``shape()`` of each input edge's
         source; None for an unknown shape or a slot without an edge)."""
-        shapes = self._shapes
+        shapes, pos, none = self._shapes, self._pos.get, self._none
         ins: list[Shape | None] = []
         for e in node.in_edges:
             slot = e.src_slot
             if slot >= 0:
-                outs = shapes.get(e.src)
+                outs = shapes[pos(e.src, none)]
                 shape = outs[slot] if outs is not None and slot < len(outs) else None
                 if e.dst_slot == len(ins):      # the usual case: data edges in slot order
                     ins.append(shape)
@@ -112,8 +163,8 @@ class ShapeInfo:
 
     def tensor(self, node, slot: int = 0) -> tuple[Shape | None, int | None]:
         """``(shape(node, slot), dtype(node, slot))``."""
-        name = node if node.__class__ is str else node.name
-        shapes, dtypes = self._shapes.get(name), self._dtypes.get(name)
+        p = self._at(node)
+        shapes, dtypes = self._shapes[p], self._dtypes[p]
         return (shapes[slot] if shapes is not None and 0 <= slot < len(shapes) else None,
                 dtypes[slot] if dtypes is not None and 0 <= slot < len(dtypes) else None)
 
@@ -126,13 +177,23 @@ class ShapeInfo:
     def nbytes(self, node, slot: int = 0) -> int | None:
         return self.dtype_nbytes(self._name(node), slot)[1]
 
+    @property
+    def positions(self) -> dict[str, int]:
+        """The positions (``Graph.positions``) of the graph the shapes are of: a caller
+        holding the same dict can ask by position (``dtype_nbytes_at``)."""
+        return self._pos
+
     def dtype_nbytes(self, name: str, slot: int = 0) -> tuple[int | None, int | None]:
         """``(dtype(name, slot), nbytes(name, slot))`` with one look-up of the node."""
-        dtypes = self._dtypes.get(name)
+        return self.dtype_nbytes_at(self._pos.get(name, self._none), slot)
+
+    def dtype_nbytes_at(self, p: int, slot: int = 0) -> tuple[int | None, int | None]:
+        """``dtype_nbytes`` of the node at position ``p`` of ``positions``."""
+        dtypes = self._dtypes[p]
         dtype = dtypes[slot] if dtypes is not None and 0 <= slot < len(dtypes) else None
         if dtype is None:
             return None, None
-        shapes = self._shapes.get(name)
+        shapes = self._shapes[p]
         count = num_elements(shapes[slot] if shapes is not None and 0 <= slot < len(shapes)
                              else None)
         if count is None:
@@ -143,14 +204,28 @@ class ShapeInfo:
         return dtype, None if size is None else count * size
 
     def output_shapes(self, node) -> list[Shape | None]:
-        return list(self._shapes.get(self._name(node), []))
+        return list(self._shapes[self._at(node)] or [])
 
 
 class _Inferencer:
+    """The passes' state. Shapes and dtypes are lists over graph positions (the last entry
+    stays None: an edge from a node not in the graph); each node's in-edges are read with
+    their sources' positions from the shared edge index, so a pass indexes lists where it
+    looked names up in dicts."""
+
     def __init__(self, graph: Graph):
         self.graph = graph
-        self.shapes: dict[str, list[Shape | None]] = {}
-        self.dtypes: dict[str, list[int | None]] = {}
+        self.positions = graph.positions()
+        n = len(graph.nodes)
+        self.shapes: list[list[Shape | None] | None] = [None] * (n + 1)
+        self.dtypes: list[list[int | None] | None] = [None] * (n + 1)
+        self.passes = 0
+        ge = graph_edges(graph)
+        #: each edge's source position (n: not in the graph), edge index order
+        self.src_at: list[int] = np.where(ge.src >= 0, ge.src, n).tolist()
+        #: where each node's in-edges start in the edge index (graph position -> offset)
+        self.first_edge: list[int] = np.concatenate(
+            ([0], np.cumsum(np.bincount(ge.dst, minlength=n)))).tolist()
         self.values: dict[tuple[str, int], Value] = {}
         #: (node, slot) -> (shape, dtype) of the variable a resource handle refers to
         self.handles: dict[tuple[str, int], tuple[Shape | None, int | None]] = {}
@@ -166,7 +241,7 @@ class _Inferencer:
 
     # -- access helpers used by the handlers
     def shape(self, src: str, slot: int) -> Shape | None:
-        outs = self.shapes.get(src)
+        outs = self.shapes[self.positions.get(src, -1)]
         return outs[slot] if outs is not None and 0 <= slot < len(outs) else None
 
     def value(self, edge: Edge | None) -> Value | None:
@@ -177,17 +252,20 @@ class _Inferencer:
         """(shape, dtype) of the variable a resource input refers to."""
         return None if edge is None else self.handles.get((edge.src, edge.src_slot))
 
-    def run(self, order: Iterable[Node]) -> bool:
-        """One pass in topological order; True when a loop Merge had to be relaxed."""
+    def run(self, order: list[Node], at: list[int] | range) -> bool:
+        """One pass in topological order (``order``, and ``at``: each one's graph
+        position); True when a loop Merge had to be relaxed."""
         relaxed = False
         shapes, dtypes, values, handles = self.shapes, self.dtypes, self.values, self.handles
+        src_at, first_edge = self.src_at, self.first_edge
         kinds = self.kinds
         merge_override, merges = self.merge_override, self.merges
-        first_pass = not dtypes
+        first_pass = self.passes == 0
+        self.passes += 1
         # dtype of a one-output node -> its dtypes list: every node's is a function of its
         # output dtypes alone (``_dtypes``), and most nodes have one output (shared, read only)
         one_output: dict[int, list[int | None]] = {}
-        for node in order:
+        for node, p in zip(order, at):
             op = node.op
             name = node.name
             try:
@@ -203,31 +281,35 @@ class _Inferencer:
                 if rule is None:
                     ins = srcs = ()
                 elif rule is first:     # input 0 alone
+                    k = first_edge[p]
                     for e in node.in_edges:
                         if e.src_slot >= 0:
                             break
+                        k += 1
                     else:
                         e = None
                     if e is None:
                         ins = srcs = ()
                     elif e.dst_slot == 0:
                         try:
-                            ins = (shapes[e.src][e.src_slot],)
-                        except (KeyError, IndexError):
+                            ins = (shapes[src_at[k]][e.src_slot],)
+                        except (TypeError, IndexError):
                             ins = (None,)
                         srcs = ()
             if ins is None:     # every data input by slot: shapes and edges
                 ins = []
                 srcs = []
                 n_in = 0    # len(ins)
+                k = first_edge[p] - 1
                 for e in node.in_edges:
+                    k += 1
                     slot = e.src_slot
                     if slot < 0:
                         continue
                     # (missing: an invalid graph, or a loop's back edge on the first pass)
                     try:
-                        shape = shapes[e.src][slot]
-                    except (KeyError, IndexError):
+                        shape = shapes[src_at[k]][slot]
+                    except (TypeError, IndexError):
                         shape = None
                     if e.dst_slot == n_in:
                         ins.append(shape)
@@ -264,15 +346,15 @@ class _Inferencer:
                     out = ([refine(recorded[0], out[0])] if len(out) == 1 else
                            [refine(recorded[i] if i < len(recorded) else None, sh)
                             for i, sh in enumerate(out)])
-            shapes[name] = out
+            shapes[p] = out
             if first_pass:
                 if od is not None and len(od) == 1:
                     try:
-                        dtypes[name] = one_output[od[0]]
+                        dtypes[p] = one_output[od[0]]
                     except KeyError:
-                        dtypes[name] = one_output[od[0]] = self._dtypes(node, srcs, n_out)
+                        dtypes[p] = one_output[od[0]] = self._dtypes(node, srcs, n_out)
                 else:
-                    dtypes[name] = self._dtypes(node, srcs, n_out)
+                    dtypes[p] = self._dtypes(node, srcs, n_out)
             if value_op is not None:
                 if source_value:
                     value_op(self, node, ins, srcs)
@@ -294,7 +376,7 @@ class _Inferencer:
                     and self.graph.nodes[e.src].op in NEXT_ITERATION]
             if not back:
                 continue
-            current = self.shapes[node.name][0]
+            current = self.shapes[self.positions[node.name]][0]
             relaxed_shape = current
             for e in back:
                 relaxed_shape = common(relaxed_shape, self.shape(e.src, e.src_slot))
@@ -315,7 +397,7 @@ class _Inferencer:
             return base     # shared too: read only
         # _Arg/_Retval and unknown ops: pass the input dtype through where it is 1:1.
         if srcs and srcs[0] is not None and n_out == 1:
-            src_types = self.dtypes.get(srcs[0].src)
+            src_types = self.dtypes[self.positions.get(srcs[0].src, -1)]
             if src_types and srcs[0].src_slot < len(src_types):
                 return [src_types[srcs[0].src_slot]]
         return [None] * n_out
@@ -324,11 +406,18 @@ class _Inferencer:
 def infer_shapes(graph: Graph) -> ShapeInfo:
     """Propagate static shapes through ``graph`` (see the module docstring)."""
     order = ordered(graph)[0]   # TF's processing order (the placer's, computed once)
+    at = processing_positions(graph)    # graph position -> position in ``order``
+    if at is None:
+        at = range(len(order))
+    else:
+        inverse = np.empty_like(at)
+        inverse[at] = np.arange(at.size)
+        at = inverse.tolist()
     inf = _Inferencer(graph)
     for _ in range(MAX_PASSES):
-        if not inf.run(order):
+        if not inf.run(order, at):
             break
-    return ShapeInfo(inf.shapes, inf.dtypes, inf.values)
+    return ShapeInfo(inf.positions, inf.shapes, inf.dtypes, inf.values)
 
 
 def _kind(op: str) -> tuple:

@@ -35,6 +35,7 @@ from ..model.graph import Graph
 from ..model.op_index import op_index
 from ..model.ops import CONSTANT, ENTER, EXIT, FUNCTION_IO
 from ..opdb import get_opdb
+from .placed import placed_devices
 from .placer_events import device_codes
 
 HOST_TO_DEVICE = "host->device"
@@ -247,7 +248,7 @@ def _device_codes(graph: Graph, placement) -> _Codes:
                 remap[k] = code.setdefault(table[k], len(code))
         dev = remap[dev]
     else:
-        devs = list(map(placement.device.get, graph.nodes))
+        devs = placed_devices(graph.nodes, placement.device, graph)
         code = {d: k for k, d in enumerate(dict.fromkeys([None, *devs]))}
         dev = np.fromiter(map(code.__getitem__, devs), dtype=np.int64, count=len(devs))
     for d in list(code)[1:]:
@@ -325,12 +326,19 @@ def find_transfers(graph: Graph, placement, shapes=None) -> list[Transfer]:
     out: list[Transfer] = []
     nodes = graph.nodes
     node_names = list(nodes)
-    tensor = None if shapes is None else shapes.dtype_nbytes
+    # the size of a tensor: by its source's position when the shapes are of this graph
+    tensor = tensor_at = None
+    if shapes is not None:
+        if shapes.positions is graph.positions():
+            tensor_at = shapes.dtype_nbytes_at
+        else:
+            tensor = shapes.dtype_nbytes
     edges = ge.edges
     at = np.flatnonzero(look)
-    for e, dst_name, s_dev, d_dev, on_cpu in zip(
+    for e, dst_name, s_dev, d_dev, on_cpu, s_at in zip(
             map(edges.__getitem__, at.tolist()), map(node_names.__getitem__, dst_at[at].tolist()),
-            src_dev[at].tolist(), dst_dev[at].tolist(), dst_cpu[at].tolist()):
+            src_dev[at].tolist(), dst_dev[at].tolist(), dst_cpu[at].tolist(),
+            src_at[at].tolist()):
         src, slot = e.src, e.src_slot
         src_device, dst_device = names[s_dev], names[d_dev]
         control = slot < 0          # (``Edge.control``, without a property call per edge)
@@ -345,18 +353,19 @@ def find_transfers(graph: Graph, placement, shapes=None) -> list[Transfer]:
         key = (src, slot, dst_device, on_host)
         # TF reuses a _Recv for the same tensor and destination, except for ref-typed
         # outputs ("Collapsing ref edges requires extreme care").
-        if control:
-            t = table.get(key)
-        else:
+        t = table.get(key)
+        if t is not None and not control:
             types = nodes[src].output_dtypes
-            t = (None if types is not None and slot < len(types) and is_ref(types[slot])
-                 else table.get(key))
+            if types is not None and slot < len(types) and is_ref(types[slot]):
+                t = None
         if t is None:
             loop = frames.get(src, "")
             t = Transfer(src, slot, src_device, dst_device, control=control, in_loop=bool(loop),
                          loop=loop, recv_on_host=on_host)
             if control:
                 t.dtype, t.bytes = DT_FLOAT, 0    # a DT_FLOAT tensor of shape {0}
+            elif tensor_at is not None:
+                t.dtype, t.bytes = tensor_at(s_at, slot)
             elif tensor is not None:
                 t.dtype, t.bytes = tensor(src, slot)
             else:

@@ -6,12 +6,15 @@ come from and go back to are in ``related_nodes``. Parameter-server round trips 
 variable read, its update sent back) are not reported.
 """
 
+import numpy as np
+
 from ..diagnostics import Severity, top_scope
 from ..humanize import plural
 from .base import Rule
-from .common import Groups
+from .common import Groups, node_names
 from .pl202_variable_device_split import READ_THROUGH, VARIABLE_OPS, variable_source
 from ..model.devices import display
+from ..model.op_index import op_index
 from ..model.ops import NEXT_ITERATION
 
 
@@ -81,8 +84,14 @@ class DevicePingPong(Rule):
         placement = ctx.step_placement
         device = placement.device
         group = placement.group_of
-        var_groups = {group.get(n.name, n.name) for n in ctx.step.graph.nodes.values()
-                      if n.op in VARIABLE_OPS}
+        graph = ctx.step.graph
+        ops = op_index(graph)   # the variables by op type, not by reading every node's op
+        if ops.any_of(VARIABLE_OPS):
+            names = node_names(graph)
+            var_groups = {group.get(names[i], names[i]) for i in
+                          np.flatnonzero(ops.mask(VARIABLE_OPS.__contains__)).tolist()}
+        else:
+            var_groups = set()
         seen = set()
         groups = Groups()
         for src, enter, leave, back in ping_pongs(ctx.step.graph, placement, ctx.transfers):
