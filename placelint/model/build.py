@@ -19,12 +19,12 @@ from ..checks.pl002_unsupported_format import UnsupportedFormat
 from ..checks.pl005_invalid_graph import InvalidGraph
 from ..diagnostics import Diagnostic
 from ..dtypes import DT_RESOURCE, REF_OFFSET
-from ..humanize import list_names
 from ..loaders.library import FunctionLibrary
 from ..opdb import OpInfo, get_opdb
 from ..proto import AttrValue, GraphDef, NodeDef
 from ..wire import varint_size
 from .attr_wire import split_class
+from .input_diagnostics import input_diagnostics
 from .devices import DeviceSpec, parse_device
 from .expand import CALL_ARG_ATTR, CONTROL_FLOW_FUNCS, FunctionExpansion, Reexpanded
 from .graph import Edge, Graph, Node
@@ -410,18 +410,8 @@ class _Builder(FunctionExpansion):
                 connect(nodes[src], slot, nodes[dst], dst_slot, pending_types.get(dst))
                 if index[src] >= index[dst]:
                     backward.append((index[dst], index[src]))
-        for dst, texts in unreadable.items():
-            self.diags.append(InvalidGraph.diag(
-                f"node '{dst}' has malformed input name(s) {_quoted(texts)} "
-                "(an input is 'node', 'node:k' or '^node'; TensorFlow: "
-                f"\"Node '{dst}': Unknown input node '{texts[0]}'\")",
-                node=dst))
-        for dst, texts in missing.items():
-            self.diags.append(InvalidGraph.diag(f"node '{dst}' has input(s) from missing node(s) "
-                                    f"{_quoted(texts)} (TensorFlow: \"Node '{dst}': Unknown "
-                                    f"input node '{texts[0]}'\")", node=dst))
-        for bad in self._bad_inputs.values():
-            self.diags.append(self._bad_inputs_diag(bad))
+        self.diags.extend(input_diagnostics(self.graph, unreadable, missing,
+                                            self._bad_inputs.values()))
         if not backward:
             self.graph.note_edges_point_forward()   # (validation then looks for no cycle)
         # (every op a node was added with went through ``add``, or is _Arg, _Retval, NoOp)
@@ -456,24 +446,6 @@ class _Builder(FunctionExpansion):
         if node.output_shapes is None:
             node.output_shapes = shapes
         return types
-
-    def _bad_inputs_diag(self, bad: list[Edge]) -> Diagnostic:
-        """PL005 for a node's data edges that read an output their source does not have."""
-        e, src = bad[0], self.graph.nodes[bad[0].src]
-        n_out = len(src.output_dtypes or ())
-        more = (f"; also {list_names([x.tensor for x in bad[1:]], limit=5)}"
-                if len(bad) > 1 else "")
-        return InvalidGraph.diag(f"node '{e.dst}' reads output {e.src_slot} of '{e.src}' "
-                     f"({src.op}), which has only {n_out} output(s){more} "
-                     f"(TensorFlow: \"Node '{e.dst}': Connecting to invalid "
-                     f"output {e.src_slot} of source node {e.src} which has "
-                     f"{n_out} outputs\")", node=e.dst,
-                     related=sorted({x.src for x in bad})[:10])
-
-
-def _quoted(texts: list[str], limit: int = 5) -> str:
-    return list_names([f"'{t}'" for t in texts], limit=limit)
-
 
 
 def _top_resolve(ref: str):
