@@ -28,6 +28,12 @@ def graph_edges(graph: Graph) -> GraphEdges:
     return graph.derived("graph_edges", lambda: _graph_edges(graph))
 
 
+def keep_graph_edges(graph: Graph, known: GraphEdges) -> None:
+    """Keep ``known`` as ``graph``'s ``GraphEdges``, for code that made the graph and knows
+    them without the pass ``_graph_edges`` makes (the step's subgraph, from its graph's)."""
+    graph.derived("graph_edges", lambda: known)
+
+
 def _graph_edges(graph: Graph) -> GraphEdges:
     index = graph.positions()
     in_edges = [node.in_edges for node in graph.nodes.values()]

@@ -53,6 +53,12 @@ RELEASE_BODY_NODES = 4096
 RELEASE_PARSED_BYTES = 8 * 2**20
 
 
+class Reexpanded(Exception):
+    """A second call of an expanded call's name is being expanded: its aliases replace
+    the first one's, which the edges already made through them did not see (the builder
+    starts again without making such edges early)."""
+
+
 class FunctionExpansion:
     """Mixed into the graph builder: expands calls and attaches control-flow bodies."""
 
@@ -127,6 +133,8 @@ class FunctionExpansion:
                     f"levels deep ({_chain(stack[:3])} -> ...); deeper calls "
                     "are analysed as opaque nodes", node=name))
             return False
+        if self.early_alias and name in self.control_alias:
+            raise Reexpanded(name)
         # the call's own _Arg/_Retval/control nodes stand for the call node, placed by
         # its caller (strictly at top level); the body is soft-placed under its config_proto
         outer_soft = bool(call_site) and call_site in self._soft_calls
@@ -164,11 +172,10 @@ class FunctionExpansion:
             arg_nodes[arg] = arg_name
             dtype = arg_type or _attr_type(nd, type_attr)
             dtypes = _dtypes(dtype)
-            self.input_types[arg_name] = dtypes
             node = Node(name=arg_name, op="_Arg", device=device, spec=spec,
                         attrs=_arg_attrs(dtype, i, partitioned), function=fname, call_site=name,
                         loop=loop, output_dtypes=dtypes, soft=outer_soft)
-            types = self._add_node(node)
+            types = self._add_node(node, True, dtypes)
             if i < len(data_refs):
                 self._add_inputs(node, [data_refs[i]], resolve, types)
             else:
@@ -195,11 +202,10 @@ class FunctionExpansion:
             ret_name = unique(out)
             dtype = out_type or _attr_type(nd, type_attr)
             dtypes = _dtypes(dtype)
-            self.input_types[ret_name] = dtypes
             node = Node(name=ret_name, op="_Retval", device=device, spec=spec,
                         attrs=_arg_attrs(dtype, i, False), function=fname, call_site=name,
                         loop=loop, output_dtypes=dtypes, soft=outer_soft)
-            types = self._add_node(node)
+            types = self._add_node(node, True, dtypes)
             ref = rets.get(out)
             if ref is not None:
                 self._add_inputs(node, [ref], body_resolve, types)

@@ -31,7 +31,7 @@ import numpy as np
 
 from ..loaders.steps import GRAPH, INIT, PHASES, RESTORE, STEP, StepSpec
 from .devices import parse_device
-from .edge_index import graph_edges
+from .edge_index import GraphEdges, graph_edges, keep_graph_edges
 from .graph import Edge, Graph, Node
 from .ops import FED_PLACEHOLDER
 
@@ -209,12 +209,20 @@ def subgraph(graph: Graph, keep: np.ndarray, feeds: list[tuple[str, int]]) -> Gr
     chosen = np.flatnonzero(inner | (into_kept & fed))    # by destination, in in_edges order
     edges = ge.edges
     in_list = list(map(edges.__getitem__, chosen.tolist()))
+    # the step's GraphEdges, read off the graph's: a kept node's position in the step is
+    # the number of _Args (first, in feed order) plus the kept nodes before it; an edge from
+    # a fed tensor leaves its _Arg (what ``_graph_edges`` would find, without its pass over
+    # every edge's names: ~0.5 s for a 10^6-node SavedModel's step)
+    at = {id(arg): k for k, arg in enumerate(g.nodes.values())}
+    moved = np.cumsum(keep) + (len(at) - 1)                # graph position -> step position
+    step_src, step_slot = moved[src[chosen]], ge.src_slot[chosen]
     for j in np.flatnonzero(fed[chosen]).tolist():        # edges from a fed tensor: its _Arg
         e = in_list[j]
         arg = args.get((e.src, e.src_slot)) if e.src_slot >= 0 else first_arg[e.src]
         ne = Edge(arg.name, -1 if e.src_slot < 0 else 0, e.dst, e.dst_slot, e.dtype, e.ref)
         arg.out_edges.append(ne)
         in_list[j] = ne
+        step_src[j], step_slot[j] = at[id(arg)], ne.src_slot
     n = len(graph.nodes)
     in_end = np.cumsum(np.bincount(dst[chosen], minlength=n)).tolist()
     out = np.flatnonzero(inner)
@@ -223,7 +231,8 @@ def subgraph(graph: Graph, keep: np.ndarray, feeds: list[tuple[str, int]]) -> Gr
     out_end = np.cumsum(np.bincount(src[out], minlength=n)).tolist()
     all_nodes = list(graph.nodes.values())
     gnodes = g.nodes
-    for i in np.flatnonzero(keep).tolist():
+    kept = np.flatnonzero(keep).tolist()
+    for i in kept:
         node = all_nodes[i]
         ins = in_list[in_end[i - 1] if i else 0:in_end[i]]
         outs = out_list[out_end[i - 1] if i else 0:out_end[i]]
@@ -233,6 +242,8 @@ def subgraph(graph: Graph, keep: np.ndarray, feeds: list[tuple[str, int]]) -> Gr
         c = Node(*_node_fields(node))     # a copy, sharing attrs
         c.in_edges, c.out_edges = ins, outs
         gnodes[node.name] = c
+    if len(gnodes) == len(at) + len(kept):   # (else a kept node took an _Arg's name and place)
+        keep_graph_edges(g, GraphEdges(in_list, step_src, moved[dst[chosen]], step_slot))
     return g
 
 
