@@ -85,24 +85,8 @@ class ShapeInfo:
     def io_key(self, node: Node) -> tuple:
         """Everything known about ``node``'s data inputs (slot and tensor, in edge order)
         and outputs: equal keys, equal shapes and dtypes in and out (a hashable key)."""
-        shapes, dtypes, pos, none = self._shapes, self._dtypes, self._pos.get, self._none
-        ins = []
-        for e in node.in_edges:
-            slot = e.src_slot
-            if slot >= 0:
-                p = pos(e.src, none)
-                try:
-                    s = shapes[p][slot]
-                except (TypeError, IndexError):
-                    s = None
-                try:
-                    d = dtypes[p][slot]
-                except (TypeError, IndexError):
-                    d = None
-                ins.append((e.dst_slot, s, d))
-        p = pos(node.name, none)
-        s, d = shapes[p], dtypes[p]
-        return (tuple(ins), None if s is None else tuple(s), None if d is None else tuple(d))
+        pos, none = self._pos.get, self._none
+        return self._key(node, [pos(e.src, none) for e in node.in_edges], pos(node.name, none))
 
     def io_keys(self, graph: Graph, at: np.ndarray, nodes: list[Node]) -> list[tuple]:
         """``io_key`` of ``nodes``, the nodes of ``graph`` at positions ``at``. When the
@@ -119,29 +103,33 @@ class ShapeInfo:
         rows = np.repeat(lo - (np.cumsum(k) - k), k) + np.arange(total)
         src = ge.src[rows]
         src_at = np.where(src >= 0, src, self._none).tolist()
-        shapes, dtypes, none = self._shapes, self._dtypes, self._none
         out = []
         j = 0       # the next input's row in ``src_at``: the nodes' in-edges, end to end
         for p, node in zip(at.tolist(), nodes):
-            ins = []
-            for e in node.in_edges:
-                slot = e.src_slot
-                if slot >= 0:
-                    q = src_at[j]
-                    try:
-                        s = shapes[q][slot]
-                    except (TypeError, IndexError):
-                        s = None
-                    try:
-                        d = dtypes[q][slot]
-                    except (TypeError, IndexError):
-                        d = None
-                    ins.append((e.dst_slot, s, d))
-                j += 1
-            s, d = shapes[p], dtypes[p]
-            out.append((tuple(ins), None if s is None else tuple(s),
-                        None if d is None else tuple(d)))
+            k = len(node.in_edges)
+            out.append(self._key(node, src_at[j:j + k], p))
+            j += k
         return out
+
+    def _key(self, node: Node, sources: list[int], p: int) -> tuple:
+        """``io_key`` of ``node``, at position ``p``, whose in-edges come from the nodes at
+        positions ``sources`` (in ``in_edges`` order; ``_none`` for a missing node)."""
+        shapes, dtypes = self._shapes, self._dtypes
+        ins = []
+        for e, q in zip(node.in_edges, sources):
+            slot = e.src_slot
+            if slot >= 0:
+                try:
+                    s = shapes[q][slot]
+                except (TypeError, IndexError):
+                    s = None
+                try:
+                    d = dtypes[q][slot]
+                except (TypeError, IndexError):
+                    d = None
+                ins.append((e.dst_slot, s, d))
+        s, d = shapes[p], dtypes[p]
+        return (tuple(ins), None if s is None else tuple(s), None if d is None else tuple(d))
 
     def input_shapes(self, node: Node) -> list[Shape | None]:
         """Shapes of ``node``'s data inputs by input slot (``shape()`` of each input edge's
