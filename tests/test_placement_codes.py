@@ -93,14 +93,14 @@ def _same_codes(a, b) -> bool:
             and a.cpu.tolist() == b.cpu.tolist() and a.host.tolist() == b.host.tolist())
 
 
-def _fed_step_context() -> Context:
+def _fed_step_context(*extra) -> Context:
     gd = graph_def(
         placeholder("x", (4,)),
         const("c", [1.0, 2.0, 3.0, 4.0], dtype=FLOAT, shape=(4,)),
         op("a", "Mul", ["x", "c"], device="/device:CPU:1"),
         op("out_a", "Relu", ["a"], device="/device:CPU:1"),
         op("b", "Mul", ["x", "c"], device="/device:CPU:2"),
-        op("out_b", "Relu", ["b"], device="/device:CPU:2"))
+        op("out_b", "Relu", ["b"], device="/device:CPU:2"), *extra)
     built = build_graph(gd, name="<memory>")
     model = Model(path="<memory>", file="<memory>", format="GraphDef", entry="whole graph",
                   graph=built.graph, diagnostics=built.diagnostics,
@@ -122,6 +122,22 @@ def test_step_placement_gives_the_step_graph_its_codes_by_position() -> None:
     codes, table = device_codes(placement, step.graph.positions())
     assert [table[c] for c in codes.tolist()] == [device[n] for n in step.graph.nodes]
     g = step.graph
+    assert _same_codes(transfer_codes(g, placement), transfer_codes(g, _by_name(placement)))
+    dag = index_graph(g)
+    fast, slow = parallelism_codes(dag, placement), parallelism_codes(dag, _by_name(placement))
+    assert fast[1] == slow[1] and fast[0].tolist() == slow[0].tolist()
+
+
+def test_a_kept_node_named_as_the_feeds_arg_leaves_the_codes_to_the_names() -> None:
+    # (the step's graph then has fewer nodes than its _Args and kept nodes: reading the
+    # codes by position would shift every device after the clash)
+    ctx = _fed_step_context(op("_arg_x_0_0", "Relu", ["a"], device="/device:CPU:2"),
+                            op("clash", "Relu", ["_arg_x_0_0"]))
+    ctx.model.fetch = ("out_a:0", "clash:0")
+    step, placement = ctx.step, ctx.step_placement
+    g = step.graph
+    assert len(g.nodes) < len(step.feeds) + len(step.kept)
+    assert device_codes(placement, g.positions()) is None
     assert _same_codes(transfer_codes(g, placement), transfer_codes(g, _by_name(placement)))
     dag = index_graph(g)
     fast, slow = parallelism_codes(dag, placement), parallelism_codes(dag, _by_name(placement))

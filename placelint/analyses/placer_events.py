@@ -157,7 +157,9 @@ class DeviceOf(Mapping):
         if index is self._index:
             return self._codes, self._table
         step = self._step
-        if step is not None and step.kept is not None and index is step.graph.positions():
+        if (step is not None and step.kept is not None and index is step.graph.positions()
+                and len(step.feeds) + len(step.kept) == len(index)):
+            # (else a kept node took an _Arg's name and place: the names are looked up)
             # the step's graph: its fed tensors' _Args, then the kept nodes in graph order
             args = islice(step.graph.nodes, len(step.feeds))
             table = list(self._table)
