@@ -1,5 +1,6 @@
-"""``analyses.placed.placed_devices``: the dict's values when it follows the names (the
-fast path), a look-up per name otherwise; both give the same list."""
+"""``analyses.placed.placed_devices``: a placement's codes by position, or a dict's values
+when it follows the names (the fast paths), a look-up per name otherwise; all give the
+same list."""
 
 from placelint.analyses.placed import placed_devices
 
@@ -22,9 +23,10 @@ def test_looks_up_when_order_count_or_keys_differ():
     assert placed_devices(list(names), copies) == ["A", "B", "C"]
 
 
-def test_a_placement_in_processing_order_is_permuted_to_graph_order():
-    # a GraphDef listing consumers first: the placer's dict follows processing order,
-    # not graph order; with the graph given, its values are permuted rather than looked up
+def test_a_placement_in_processing_order_is_read_by_graph_position():
+    # a GraphDef listing consumers first: the placement iterates in processing order, not
+    # graph order; with the graph given, its codes are read by graph position rather than
+    # each name looked up
     from graphdefs import graph, op, placeholder
 
     from placelint.analyses.placer import place
