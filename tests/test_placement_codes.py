@@ -3,7 +3,6 @@ node (``DeviceOf``), the processing order's index a view over the graph's positi
 (``ProcessingIndex``), and transfers and parallelism read the codes instead of looking up
 every name. Each fast path is checked against the look-up by name it replaces."""
 
-from placelint.analyses.dag import index_graph
 from placelint.analyses.parallelism import _device_codes as parallelism_codes
 from placelint.analyses.placer import place
 from placelint.analyses.placer_events import DeviceOf, PlacementResult, device_codes
@@ -69,21 +68,20 @@ def test_device_view_reads_like_the_dict_of_every_node_in_processing_order() -> 
     assert device.items() == [(n, device[n]) for n in names]
     assert device.values() == [device[n] for n in names]
     assert device == {n: device[n] for n in names}
-    codes, table = device.codes(g.positions())
+    codes, table = device.codes(g)
     assert [table[c] for c in codes.tolist()] == [device[n] for n in g.nodes]
-    assert device.codes({}) is None     # another graph: its names are looked up
+    assert device.codes(graph(op("other", "NoOp"))) is None     # another graph: its names are looked up
 
 
 def test_failed_group_reads_as_unplaced_in_the_view_and_its_codes() -> None:
     g = graph(_variable("v", "/device:CPU:3"), op("a", "NoOp"))
     result = place(g, DeviceSet.parse("CPU=2"))
     assert result.errors and result.device["v"] is None and result.device["a"] == CPU + "0"
-    codes, table = device_codes(result, g.positions())
+    codes, table = device_codes(result.device, g)
     assert codes.min() >= 0 and [table[c] for c in codes.tolist()] == [None, CPU + "0"]
     # transfers and parallelism read the codes as they read the names
     assert _same_codes(transfer_codes(g, result), transfer_codes(g, _by_name(result)))
-    dag = index_graph(g)
-    fast, slow = parallelism_codes(dag, result), parallelism_codes(dag, _by_name(result))
+    fast, slow = parallelism_codes(g, result), parallelism_codes(g, _by_name(result))
     assert fast[1] == slow[1] == ["(unplaced)", CPU + "0"]
     assert fast[0].tolist() == slow[0].tolist() == [0, 1]
 
@@ -119,12 +117,11 @@ def test_step_placement_gives_the_step_graph_its_codes_by_position() -> None:
     assert list(device) == [n.name for n in ordered(ctx.graph)[0]] + [arg]
     assert device[arg] == CPU + "0" and len(device) == len(ctx.graph.nodes) + 1
     assert dict(device.items()) == {**dict(ctx.placement.device.items()), arg: CPU + "0"}
-    codes, table = device_codes(placement, step.graph.positions())
+    codes, table = device_codes(placement.device, step.graph)
     assert [table[c] for c in codes.tolist()] == [device[n] for n in step.graph.nodes]
     g = step.graph
     assert _same_codes(transfer_codes(g, placement), transfer_codes(g, _by_name(placement)))
-    dag = index_graph(g)
-    fast, slow = parallelism_codes(dag, placement), parallelism_codes(dag, _by_name(placement))
+    fast, slow = parallelism_codes(g, placement), parallelism_codes(g, _by_name(placement))
     assert fast[1] == slow[1] and fast[0].tolist() == slow[0].tolist()
 
 
@@ -137,8 +134,24 @@ def test_a_kept_node_named_as_the_feeds_arg_leaves_the_codes_to_the_names() -> N
     step, placement = ctx.step, ctx.step_placement
     g = step.graph
     assert len(g.nodes) < len(step.feeds) + len(step.kept)
-    assert device_codes(placement, g.positions()) is None
+    assert device_codes(placement.device, g) is None
     assert _same_codes(transfer_codes(g, placement), transfer_codes(g, _by_name(placement)))
-    dag = index_graph(g)
-    fast, slow = parallelism_codes(dag, placement), parallelism_codes(dag, _by_name(placement))
+    fast, slow = parallelism_codes(g, placement), parallelism_codes(g, _by_name(placement))
     assert fast[1] == slow[1] and fast[0].tolist() == slow[0].tolist()
+
+
+def test_transfers_and_parallelism_read_the_placers_codes_without_names(monkeypatch) -> None:
+    # (the placer's DeviceOf, for the whole graph and for a fed step's graph: no name is
+    # looked up; a view that stopped recognising the graph would fall back silently)
+    import placelint.analyses.placed as placed
+
+    def looked_up(*_):
+        raise AssertionError("names looked up")
+    g = _consumers_first()
+    result = place(g, DeviceSet.parse("CPU=2"))
+    ctx = _fed_step_context()
+    step_graph, step_placement = ctx.step.graph, ctx.step_placement
+    monkeypatch.setattr(placed, "_looked_up", looked_up)
+    assert transfer_codes(g, result) and parallelism_codes(g, result)
+    assert transfer_codes(step_graph, step_placement)
+    assert parallelism_codes(step_graph, step_placement)

@@ -52,10 +52,9 @@ from ..model.op_index import op_index
 from .cost import AssumedSizes
 from .folding import fold_constants
 from .dag import IndexedDag, index_graph
-from .placer_events import device_codes
 from .op_tables import ExecutorTable, executor_table, intra_op_table
 from .parallelism_cost import IntraOpRow, estimate_ops
-from .placed import placed_devices
+from .placed import placed_codes
 from .parallelism_scope import exclusive_branches, loop_copies, step_mask
 from .shape_inference import ShapeInfo, infer_shapes
 from .member_network import Between, Found, MemberNetwork
@@ -218,33 +217,22 @@ class ParallelismReport:
 # --------------------------------------------------------------------------- classification
 
 
-def _device_codes(dag: IndexedDag, placement) -> tuple[np.ndarray, list[str]] | None:
+def _device_codes(graph: Graph, placement) -> tuple[np.ndarray, list[str]] | None:
     """Each node's placed device as a small integer, and the devices' names by it (sorted;
     ``(unplaced)`` for a node without one), or None without a usable placement."""
     devices = getattr(placement, "device", None) if placement is not None else None
     if not devices:
         return None
-    names = dag.index       # names in node order
-    known = device_codes(placement, names)
-    if known is not None:   # (each node's device as the placement's code: no look-ups)
-        placed, table = known
-        used = np.flatnonzero(np.bincount(placed, minlength=len(table)))
-        label = {table[k]: table[k] or "(unplaced)" for k in used.tolist()}
-        if not any(label):
-            return None
-        labels = sorted(set(label.values()))
-        remap = np.zeros(len(table), dtype=np.int64)
-        for k in used.tolist():
-            remap[k] = labels.index(label[table[k]])
-        return remap[placed], labels
-    placed = placed_devices(names, devices)
-    distinct = set(placed)
-    if not any(distinct):
+    placed, table = placed_codes(graph, devices)    # (by graph position: the DAG's order)
+    used = np.flatnonzero(np.bincount(placed, minlength=len(table)))
+    label = {table[k]: table[k] or "(unplaced)" for k in used.tolist()}
+    if not any(label):
         return None
-    label = {d: d or "(unplaced)" for d in distinct}
     labels = sorted(set(label.values()))
-    code = {d: labels.index(name) for d, name in label.items()}
-    return np.fromiter(map(code.__getitem__, placed), dtype=np.int64, count=len(names)), labels
+    remap = np.zeros(len(table), dtype=np.int64)
+    for k in used.tolist():
+        remap[k] = labels.index(label[table[k]])
+    return remap[placed], labels
 
 
 def _branches(dag: IndexedDag, members: np.ndarray) -> list[Branch]:
@@ -398,7 +386,7 @@ def analyze_parallelism(graph: Graph, *, shapes: ShapeInfo | None = None, placem
                      "assumed sizes")
 
     # -- per device
-    per_device = _per_device(dag, net, placement, expensive, est, table, notes, total_work,
+    per_device = _per_device(graph, net, placement, expensive, est, table, notes, total_work,
                              all_edges_width.width)
 
     def names(chain: Found) -> Callable[[], list[Branch]]:
@@ -426,9 +414,9 @@ def analyze_parallelism(graph: Graph, *, shapes: ShapeInfo | None = None, placem
                "gil_branches": names(gil_chain)})
 
 
-def _per_device(dag, net, placement, expensive, est, table, notes, total_work, overall_width):
+def _per_device(graph, net, placement, expensive, est, table, notes, total_work, overall_width):
     """Width, work and op counts per placed device (None without a placement)."""
-    found = _device_codes(dag, placement)
+    found = _device_codes(graph, placement)
     n_expensive = int(np.count_nonzero(expensive))
     if found is None:
         notes.append("no device placement available: per-device figures are omitted")

@@ -149,16 +149,16 @@ class DeviceOf(Mapping):
     def items(self) -> list:
         return list(zip(self, self.values()))
 
-    def codes(self, index: dict[str, int]) -> tuple[np.ndarray, list] | None:
-        """The device of each node of the graph whose name -> position dict is ``index``
-        (``Graph.positions()``) as an index into the returned device names (None for
-        unplaced), by position; None when this placement does not know that graph by
-        position (the caller then looks names up)."""
-        if index is self._index:
+    def codes(self, graph) -> tuple[np.ndarray, list] | None:
+        """The device of each node of ``graph`` as an index into the returned device names
+        (None for unplaced), by position; None when this placement does not know that
+        graph by position (the caller then looks names up). The graph is recognised by
+        identity: its positions dict need not exist (a step's graph does not build it)."""
+        if graph is self._graph and len(graph.nodes) == len(self._codes):
             return self._codes, self._table
         step = self._step
-        if (step is not None and step.kept is not None and index is step.graph.positions()
-                and len(step.feeds) + len(step.kept) == len(index)):
+        if (step is not None and step.kept is not None and graph is step.graph
+                and len(step.feeds) + len(step.kept) == len(graph.nodes)):
             # (else a kept node took an _Arg's name and place: the names are looked up)
             # the step's graph: its fed tensors' _Args, then the kept nodes in graph order
             args = islice(step.graph.nodes, len(step.feeds))
@@ -189,10 +189,10 @@ class DeviceOf(Mapping):
 _NAME = attrgetter("name")
 
 
-def device_codes(placement, index: dict[str, int]) -> tuple[np.ndarray, list] | None:
-    """``DeviceOf.codes`` of a placement's devices (None for a plain dict of them)."""
-    codes = getattr(placement.device, "codes", None)
-    return None if codes is None else codes(index)
+def device_codes(device, graph) -> tuple[np.ndarray, list] | None:
+    """``DeviceOf.codes(graph)`` of a placement's ``device`` (None for a plain dict)."""
+    codes = getattr(device, "codes", None)
+    return None if codes is None else codes(graph)
 
 
 @dataclass

@@ -35,8 +35,7 @@ from ..model.graph import Graph
 from ..model.op_index import op_index
 from ..model.ops import CONSTANT, ENTER, EXIT, FUNCTION_IO
 from ..opdb import get_opdb
-from .placed import placed_devices
-from .placer_events import device_codes
+from .placed import placed_codes
 
 HOST_TO_DEVICE = "host->device"
 DEVICE_TO_HOST = "device->host"
@@ -236,21 +235,15 @@ class _Codes(NamedTuple):
 
 def _device_codes(graph: Graph, placement) -> _Codes:
     # (codes: None, then the devices in graph order of their first node)
-    known = device_codes(placement, graph.positions())
-    if known is not None:
-        dev, table = known
-        first = np.full(len(table), dev.size, dtype=np.int64)
-        np.minimum.at(first, dev, np.arange(dev.size, dtype=np.int64))
-        code = {None: 0}
-        remap = np.zeros(len(table), dtype=np.int64)
-        for k in np.argsort(first, kind="stable").tolist():
-            if first[k] < dev.size:
-                remap[k] = code.setdefault(table[k], len(code))
-        dev = remap[dev]
-    else:
-        devs = placed_devices(graph.nodes, placement.device, graph)
-        code = {d: k for k, d in enumerate(dict.fromkeys([None, *devs]))}
-        dev = np.fromiter(map(code.__getitem__, devs), dtype=np.int64, count=len(devs))
+    dev, table = placed_codes(graph, placement.device)
+    first = np.full(len(table), dev.size, dtype=np.int64)
+    np.minimum.at(first, dev, np.arange(dev.size, dtype=np.int64))
+    code = {None: 0}
+    remap = np.zeros(len(table), dtype=np.int64)
+    for k in np.argsort(first, kind="stable").tolist():
+        if first[k] < dev.size:
+            remap[k] = code.setdefault(table[k], len(code))
+    dev = remap[dev]
     for d in list(code)[1:]:
         code.setdefault(_host_cpu(d), len(code))
     names = list(code)
