@@ -22,8 +22,7 @@ from ..dtypes import DT_RESOURCE, REF_OFFSET
 from ..loaders.library import FunctionLibrary
 from ..opdb import OpInfo, get_opdb
 from ..proto import AttrValue, GraphDef, NodeDef
-from ..wire import varint_size
-from .attr_wire import split_class
+from .attr_wire import attrs_key, split_class
 from .input_diagnostics import input_diagnostics
 from .devices import DeviceSpec, parse_device
 from .expand import CALL_ARG_ATTR, CONTROL_FLOW_FUNCS, FunctionExpansion, Reexpanded
@@ -98,6 +97,9 @@ class _Builder(FunctionExpansion):
         # whether it may call a function, whether it is functional control flow, {a
         # NodeDef's attrs as wire bytes -> (its node's attrs, their typing)})
         self._op_facts: dict[str, tuple[str, bool, bool, dict[bytes, tuple]]] = {}
+        # op -> (its string, its records) for the ops ``add_top_level`` adds itself: those
+        # that call no function and are not functional control flow
+        self._plain: dict[str, tuple[str, dict[bytes, tuple]]] = {}
         # The attrs of a node are a dict of shared AttrValues: those but ``_class`` (the
         # colocation lists, which make most nodes of a training graph differ, and which
         # neither the op database nor the validation read), one dict per value of the rest
@@ -106,8 +108,9 @@ class _Builder(FunctionExpansion):
         self._bases: dict[bytes, dict[str, AttrValue]] = {}
         self._attr_store = GraphDef().node
         self._classes: dict[bytes, AttrValue] = {}
-        # (op, attrs' wire bytes but ``_class``) -> their typing (see ``_typing``)
-        self._typed: dict[tuple[str, bytes], tuple] = {}
+        # (op, attrs' wire bytes but ``_class``) -> (their dict of values, their typing
+        # (see ``_typing``))
+        self._typed: dict[tuple[str, bytes], tuple[dict[str, AttrValue], tuple]] = {}
         # (op, id of a node's attrs) -> (OpInfo.typing's answer, stated output shapes, attrs),
         # for the nodes made here rather than from a NodeDef (_Arg, _Retval, NoOp)
         self._typings: dict[tuple[str, int], tuple] = {}
@@ -174,12 +177,106 @@ class _Builder(FunctionExpansion):
             self._attach_bodies(nd, node, device, function, loop, resolve, stack)
         return node
 
+    def add_top_level(self, nds, validator: NodeDefValidator, fast: bool = True) -> None:
+        """Add the GraphDef's own NodeDefs ``nds`` in order and hand each to the import-time
+        ``validator`` unless it passes (see ``NodeDefValidator.passes``): the fields of each
+        are read once, for both.
+
+        Most nodes of a model are added by the loop here, which does for them what ``add``
+        and ``_add_inputs`` do, without their calls and tests per node: a node whose op
+        calls no function and is not functional control flow (``_plain``), whose name is
+        new, while no call was expanded (no alias) and the budget has room. Its inputs
+        that plainly name an existing node (``x``, ``^x``) that no pending edge leaves,
+        whose output dtypes are known for a data input, become edges here, typed as
+        ``_connect`` types them; from its first other input on, ``_add_inputs`` takes the
+        rest. Any other node goes through ``add``, as every node does when not ``fast``
+        (tests compare the two). (While no call was expanded, every node of the graph is
+        a top-level one, and a pending edge enters only nodes of the graph: the tests of
+        ``_add_inputs`` on the source's function and on edges waiting to enter the new
+        node always pass here.)"""
+        nodes = self.graph.nodes
+        plain = self._plain if fast else {}
+        devices, alias, control_alias = self._devices, self.alias, self.control_alias
+        waiting_src = self.waiting_src
+        add, add_inputs, record_of = self.add, self._add_inputs, self._record
+        check, passes = validator.check, validator.passes
+        for nd in nds:
+            name, op, inputs = nd.name, nd.op, nd.input[:]
+            device = nd.device
+            facts = plain.get(op)
+            if (facts is None or alias or control_alias or name in nodes
+                    or len(nodes) >= self.node_budget):
+                if add(nd, name, op, device, inputs, "", "", "", _top_resolve, ()) is None:
+                    check(nd, name, op, inputs, None)
+                else:
+                    typed, n_data = self.last
+                    if passes.get(id(typed)) != n_data:
+                        check(nd, name, op, inputs, typed, n_data >= 0)
+                continue
+            op, records = facts
+            try:
+                device, spec = devices[device]
+            except KeyError:
+                spec = parse_device(device)
+                devices[device] = (device, spec)
+            key = attrs_key(nd, name, op, device, inputs)
+            record = records.get(key)
+            if record is None:
+                record = record_of(op, key, records)
+            attrs, typed = record
+            signature, types, out_types, shapes = typed
+            node = Node(name, op, device, spec, attrs, [], [], out_types, shapes, "", "", "",
+                        None, None, signature, False)
+            nodes[name] = node
+            n_data = 0
+            if inputs:
+                in_edges, clean, control = node.in_edges, True, 0
+                n_types = -1 if types is None else len(types)
+                for ref in inputs:
+                    if not ref or ":" in ref:
+                        pass
+                    elif ref[0] == "^":
+                        src = ref[1:]
+                        source = nodes.get(src) if src else None
+                        if source is not None and source is not node and src not in waiting_src:
+                            edge = Edge(source.name, -1, name, -1)
+                            source.out_edges.append(edge)
+                            in_edges.append(edge)
+                            control += 1
+                            continue
+                    elif not control:
+                        source = nodes.get(ref)
+                        if source is not None and source is not node and ref not in waiting_src:
+                            src_types = source.output_dtypes
+                            if src_types:
+                                actual = src_types[0]
+                                dtype = types[n_data] if n_data < n_types else actual
+                                if not (dtype == actual or actual > REF_OFFSET
+                                        and dtype == actual - REF_OFFSET):
+                                    clean = False
+                                edge = Edge(source.name, 0, name, n_data, dtype, dtype is not None
+                                            and (dtype == DT_RESOURCE or dtype > REF_OFFSET))
+                                source.out_edges.append(edge)
+                                in_edges.append(edge)
+                                n_data += 1
+                                continue
+                    # (the rest of the inputs, from this one on)
+                    n_data = add_inputs(node, inputs[n_data + control:], _top_resolve, types,
+                                        n_data, 1 if control else 0)
+                    break
+                if not clean:
+                    n_data = -1
+            if passes.get(id(typed)) != n_data:
+                check(nd, name, op, inputs, typed, n_data >= 0)
+
     def _facts(self, op: str) -> tuple[str, bool, bool, dict[bytes, tuple]]:
         """``_op_facts[op]``, made on its first use."""
         facts = self._op_facts.get(op)
         if facts is None:
             facts = self._op_facts[op] = (op, op in PARTITIONED_CALL or op in self.library,
                                           op in CONTROL_FLOW_FUNCS, {})
+            if not (facts[1] or facts[2]):
+                self._plain[op] = (op, facts[3])
         return facts
 
     def nd_record(self, nd: NodeDef, name: str, op: str, device: str, inputs: list[str]
@@ -199,49 +296,42 @@ class _Builder(FunctionExpansion):
         # ``nd.attr`` copied out of the parsed GraphDef (a value of its map keeps the whole
         # message alive) into a dict of shared values (see ``_bases``), one dict shared by
         # every node with the same attrs and never changed after the build, and its typing
-        # (see ``_typing``). The key is the attrs' wire bytes: ``nd`` serialized (fields in
-        # number order) past its fields 1-4, whose size the strings give.
-        text = f"{nd_name}{op}{nd_device}{''.join(inputs)}"
-        if text.isascii() and (len(text) < 128 or max(len(nd_name), len(op), len(nd_device),
-                                                      *map(len, inputs)) < 128):
-            # each field: tag, 1-byte length, bytes (an empty name, op or device: none)
-            skip = len(text) + 2 * ((nd_name != "") + (op != "") + (nd_device != "")
-                                    + len(inputs))
-        else:
-            strings = [s for s in (nd_name, op, nd_device) if s] + inputs
-            skip = sum(1 + varint_size(len(b)) + len(b) for b in map(str.encode, strings))
-        key = nd.SerializeToString()[skip:]
+        # (see ``_typing``), keyed by the attrs' wire bytes
+        key = attrs_key(nd, nd_name, op, nd_device, inputs)
         record = records.get(key)
         if record is None:
-            record = self._record(op, key)
-            if len(key) <= 4096:
-                records[key] = record
+            record = self._record(op, key, records)
         return record
 
-    def _record(self, op: str, key: bytes) -> tuple[dict[str, AttrValue], tuple]:
-        """The attrs whose wire bytes are ``key`` and their typing for ``op``."""
+    def _record(self, op: str, key: bytes, records: dict[bytes, tuple]
+                ) -> tuple[dict[str, AttrValue], tuple]:
+        """The attrs whose wire bytes are ``key`` and their typing for ``op``, kept in
+        ``records`` (the op's) unless large."""
         base_key, class_value = split_class(key)
         kept = len(base_key) <= 4096    # (a large Const's tensor is not kept twice)
-        base = self._bases.get(base_key) if kept else None
-        if base is None:
-            copy = self._attr_store.add()
-            copy.MergeFromString(base_key)
-            base = dict(copy.attr)
+        known = self._typed.get((op, base_key)) if kept else None
+        if known is None:
+            base = self._bases.get(base_key) if kept else None
+            if base is None:
+                copy = self._attr_store.add()
+                copy.MergeFromString(base_key)
+                base = dict(copy.attr)
+                if kept:
+                    self._bases[base_key] = base
+            known = (base, self._typing(op, base))
             if kept:
-                self._bases[base_key] = base
+                self._typed[(op, base_key)] = known
+        base, typed = known
         if class_value is None:
-            attrs = base
+            record = known
         else:
             value = self._classes.get(class_value)
             if value is None:
                 value = self._classes[class_value] = AttrValue.FromString(class_value)
-            attrs = {**base, "_class": value}
-        if not kept:
-            return attrs, self._typing(op, base)
-        typed = self._typed.get((op, base_key))
-        if typed is None:
-            typed = self._typed[(op, base_key)] = self._typing(op, base)
-        return attrs, typed
+            record = ({**base, "_class": value}, typed)
+        if len(key) <= 4096:
+            records[key] = record
+        return record
 
     def _typing(self, op: str, attrs: Mapping[str, AttrValue]) -> tuple:
         """(op signature, input dtypes, output dtypes, stated output shapes) of an ``op``
@@ -265,13 +355,14 @@ class _Builder(FunctionExpansion):
         self.graph.nodes[node.name] = node
         return self._type_node(node, own_types, types)
 
-    def _add_inputs(self, node: Node, inputs, resolve, types: list[int] | None = None) -> int:
-        """Connect ``node`` to its ``inputs`` (``types``: its input dtypes). Returns the
-        number of data inputs when each became an edge from a top-level node at once, with
-        a dtype compatible with its source's output (or either unknown): then the
-        import-time validation has nothing to check on them; else -1."""
-        slot = 0
-        seen_control = 0
+    def _add_inputs(self, node: Node, inputs, resolve, types: list[int] | None = None,
+                    slot: int = 0, seen_control: int = 0) -> int:
+        """Connect ``node`` to its ``inputs`` (``types``: its input dtypes; ``slot``: the
+        first one's data slot, and ``seen_control`` 1 after a control input: for the rest
+        of a node's inputs). Returns the number of data inputs when each became an edge
+        from a top-level node at once, with a dtype compatible with its source's output (or
+        either unknown): then the import-time validation has nothing to check on them;
+        else -1."""
         pending, name = self.pending, node.name
         waiting_src, waiting_dst = self.waiting_src, self.waiting_dst
         nodes, alias, control_alias = self.graph.nodes, self.alias, self.control_alias
@@ -466,24 +557,14 @@ def build_graph(graph_def: GraphDef, *, name: str = "", library=None) -> BuildRe
         return _build(graph_def, name, library, False)
 
 
-def _build(graph_def: GraphDef, name: str, library: FunctionLibrary, early_alias: bool
-           ) -> BuildResult:
+def _build(graph_def: GraphDef, name: str, library: FunctionLibrary, early_alias: bool,
+           fast: bool = True) -> BuildResult:
+    """``build_graph`` (``early_alias``: see ``_Builder``; ``fast``: see ``add_top_level``)."""
     b = _Builder(graph_def, name, library, early_alias)
-    add = b.add
-    # each top-level NodeDef's fields are read once, for the builder and the validation,
-    # which skips the nodes that pass (see NodeDefValidator.passes)
     validator = NodeDefValidator(graph_def, b.opdb, b.graph.nodes, b.library)
-    check, passes = validator.check, validator.passes
     validator.check_functions()     # the called bodies, while the graph is still empty
     b.library.release()     # (parsed again as the expansion reads them)
-    for nd in graph_def.node:
-        node_name, op, inputs = nd.name, nd.op, nd.input[:]
-        if add(nd, node_name, op, nd.device, inputs, "", "", "", _top_resolve, ()) is None:
-            check(nd, node_name, op, inputs, None)
-        else:
-            typed, n_data = b.last
-            if passes.get(id(typed)) != n_data:
-                check(nd, node_name, op, inputs, typed, n_data >= 0)
+    b.add_top_level(graph_def.node, validator, fast)
     b.release_bodies()     # the function bodies are read no more: their messages go
     result = b.finish()
     checked = validator.result()
