@@ -38,13 +38,15 @@ def _random_graph(rng: random.Random, with_call: bool) -> GraphDef:
     if with_call:
         _library(gd)
     n = rng.randrange(4, 24)
-    names = [rng.choice(("n{}", "scope/n{}", "\u00e9t\u00e9_{}", "x" * 130 + "{}")).format(i)
+    names = [rng.choice(("n{}", "scope/n{}", "\u00e9t\u00e9_{}", "x" * 130 + "{}", "k:{}"))
+             .format(i)
              for i in range(n)]
     for i, name in enumerate(names):
         if rng.random() < 0.05 and i:
             name = names[rng.randrange(i)]      # a duplicate name
         op = rng.choice(("Placeholder", "VariableV2", "Identity", "Identity", "Add", "NoOp",
-                         "Assign", "MyCustomOp", "Cast", "VarHandleOp", "ReadVariableOp")
+                         "Assign", "MyCustomOp", "Cast", "VarHandleOp", "ReadVariableOp",
+                         "Switch", "Switch")
                         + (("f",) if with_call else ()))
         nd = gd.node.add(name=name, op=op)
         if rng.random() < 0.3:
@@ -54,7 +56,7 @@ def _random_graph(rng: random.Random, with_call: bool) -> GraphDef:
             nd.attr["dtype"].type = dtype
             if op in ("VariableV2", "VarHandleOp"):
                 nd.attr["shape"].shape.SetInParent()
-        elif op in ("Identity", "Add", "Assign"):
+        elif op in ("Identity", "Add", "Assign", "Switch"):
             nd.attr["T"].type = dtype
         elif op == "Cast":
             nd.attr["SrcT"].type = dtype
@@ -62,7 +64,7 @@ def _random_graph(rng: random.Random, with_call: bool) -> GraphDef:
         if rng.random() < 0.4:
             nd.attr["_class"].list.s.append(f"loc:@{rng.choice(names)}".encode())
         data = {"Placeholder": 0, "VariableV2": 0, "VarHandleOp": 0, "NoOp": 0, "Identity": 1,
-                "Cast": 1, "ReadVariableOp": 1,
+                "Cast": 1, "ReadVariableOp": 1, "Switch": 2,
                 "Add": 2, "Assign": 2, "MyCustomOp": rng.randrange(3), "f": 1}[op]
         if rng.random() < 0.1:
             data += rng.choice((-1, 1))
@@ -75,8 +77,11 @@ def _random_graph(rng: random.Random, with_call: bool) -> GraphDef:
         if controls and inputs and rng.random() < 0.2:
             inputs.insert(rng.randrange(len(inputs)), controls.pop())  # data after control
         inputs += controls
-        if rng.random() < 0.03:
-            inputs.append(rng.choice(("", "^", ":", "^missing", f"{name}", "a:b:c")))
+        if rng.random() < 0.1:
+            src = rng.choice(sources)
+            inputs.append(rng.choice(("", "^", ":", "^missing", name, "a:b:c", f"^{src}:0",
+                                      f"{src}:x", f"{src}:01", f"{src}:-1", f"{src}:\u0661",
+                                      f"{src}:99999999999", f"{src}:0000000001")))
         nd.input.extend(inputs)
     return gd
 

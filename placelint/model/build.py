@@ -186,7 +186,7 @@ class _Builder(FunctionExpansion):
         and ``_add_inputs`` do, without their calls and tests per node: a node whose op
         calls no function and is not functional control flow (``_plain``), whose name is
         new, while no call was expanded (no alias) and the budget has room. Its inputs
-        that plainly name an existing node (``x``, ``^x``) that no pending edge leaves,
+        that name an existing node that no pending edge leaves (``x``, ``x:1``, ``^x``),
         whose output dtypes are known for a data input, become edges here, typed as
         ``_connect`` types them; from its first other input on, ``_add_inputs`` takes the
         rest. Any other node goes through ``add``, as every node does when not ``fast``
@@ -194,7 +194,7 @@ class _Builder(FunctionExpansion):
         a top-level one, and a pending edge enters only nodes of the graph: the tests of
         ``_add_inputs`` on the source's function and on edges waiting to enter the new
         node always pass here.)"""
-        nodes = self.graph.nodes
+        nodes, budget = self.graph.nodes, self.node_budget
         plain = self._plain if fast else {}
         devices, alias, control_alias = self._devices, self.alias, self.control_alias
         waiting_src = self.waiting_src
@@ -205,7 +205,7 @@ class _Builder(FunctionExpansion):
             device = nd.device
             facts = plain.get(op)
             if (facts is None or alias or control_alias or name in nodes
-                    or len(nodes) >= self.node_budget):
+                    or len(nodes) >= budget):
                 if add(nd, name, op, device, inputs, "", "", "", _top_resolve, ()) is None:
                     check(nd, name, op, inputs, None)
                 else:
@@ -233,11 +233,11 @@ class _Builder(FunctionExpansion):
                 in_edges, clean, control = node.in_edges, True, 0
                 n_types = -1 if types is None else len(types)
                 for ref in inputs:
-                    if not ref or ":" in ref:
+                    if not ref:
                         pass
                     elif ref[0] == "^":
                         src = ref[1:]
-                        source = nodes.get(src) if src else None
+                        source = nodes.get(src) if src and ":" not in src else None
                         if source is not None and source is not node and src not in waiting_src:
                             edge = Edge(source.name, -1, name, -1)
                             source.out_edges.append(edge)
@@ -245,16 +245,23 @@ class _Builder(FunctionExpansion):
                             control += 1
                             continue
                     elif not control:
-                        source = nodes.get(ref)
-                        if source is not None and source is not node and ref not in waiting_src:
+                        if ":" not in ref:
+                            src, slot = ref, 0
+                        else:       # (as _add_inputs reads it)
+                            src, _, index = ref.rpartition(":")
+                            slot = (int(index) if src and index.isdigit() and index.isascii()
+                                    and len(index) < 10 else -1)
+                        source = nodes.get(src)
+                        if (source is not None and source is not node and slot >= 0
+                                and src not in waiting_src):
                             src_types = source.output_dtypes
-                            if src_types:
-                                actual = src_types[0]
+                            if src_types is not None and slot < len(src_types):
+                                actual = src_types[slot]
                                 dtype = types[n_data] if n_data < n_types else actual
                                 if not (dtype == actual or actual > REF_OFFSET
                                         and dtype == actual - REF_OFFSET):
                                     clean = False
-                                edge = Edge(source.name, 0, name, n_data, dtype, dtype is not None
+                                edge = Edge(source.name, slot, name, n_data, dtype, dtype is not None
                                             and (dtype == DT_RESOURCE or dtype > REF_OFFSET))
                                 source.out_edges.append(edge)
                                 in_edges.append(edge)
