@@ -108,9 +108,6 @@ class _Builder(FunctionExpansion):
         self._bases: dict[bytes, dict[str, AttrValue]] = {}
         self._attr_store = GraphDef().node
         self._classes: dict[bytes, AttrValue] = {}
-        # (op, attrs' wire bytes but ``_class``) -> (their dict of values, their typing
-        # (see ``_typing``))
-        self._typed: dict[tuple[str, bytes], tuple[dict[str, AttrValue], tuple]] = {}
         # (op, id of a node's attrs) -> (OpInfo.typing's answer, stated output shapes, attrs),
         # for the nodes made here rather than from a NodeDef (_Arg, _Retval, NoOp)
         self._typings: dict[tuple[str, int], tuple] = {}
@@ -316,7 +313,8 @@ class _Builder(FunctionExpansion):
         ``records`` (the op's) unless large."""
         base_key, class_value = split_class(key)
         kept = len(base_key) <= 4096    # (a large Const's tensor is not kept twice)
-        known = self._typed.get((op, base_key)) if kept else None
+        # (the record of the attrs but ``_class``: a node's without ``_class``)
+        known = records.get(base_key) if kept else None
         if known is None:
             base = self._bases.get(base_key) if kept else None
             if base is None:
@@ -327,7 +325,7 @@ class _Builder(FunctionExpansion):
                     self._bases[base_key] = base
             known = (base, self._typing(op, base))
             if kept:
-                self._typed[(op, base_key)] = known
+                records[base_key] = known
         base, typed = known
         if class_value is None:
             record = known
