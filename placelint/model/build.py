@@ -1,8 +1,8 @@
 """GraphDef (+ function library) -> ``Graph``.
 
 One pass over the GraphDef's nodes: each becomes a ``Node`` (its op, device, attrs, and
-its dtypes from the op database), each input an ``Edge`` typed from the destination's input
-dtypes (else its source's output dtypes). Function calls and functional control flow are
+its dtypes from the op database: ``attr_records.py``), each input an ``Edge`` typed from the
+destination's input dtypes (else its source's output dtypes). Function calls and functional control flow are
 expanded into the graph as they are met (``expand.py``); the edges that cannot be made as
 the inputs are read (forward references, call outputs redirected to a body's ``_Retval``)
 are made in ``finish``, which also reports the inputs TF would refuse (PL005) and runs the
@@ -13,23 +13,22 @@ structural checks (``validate.py``) and TF's import-time NodeDef validation
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Mapping
 
 from ..checks.pl002_unsupported_format import UnsupportedFormat
 from ..checks.pl005_invalid_graph import InvalidGraph
 from ..diagnostics import Diagnostic
 from ..dtypes import DT_RESOURCE, REF_OFFSET
 from ..loaders.library import FunctionLibrary
-from ..opdb import OpInfo, get_opdb
+from ..opdb import get_opdb
 from ..proto import AttrValue, GraphDef, NodeDef
-from .attr_wire import attrs_key, split_class
+from .attr_records import AttrRecords
+from .attr_wire import attrs_key
 from .input_diagnostics import input_diagnostics
 from .devices import DeviceSpec, parse_device
 from .expand import CALL_ARG_ATTR, CONTROL_FLOW_FUNCS, FunctionExpansion, Reexpanded
 from .graph import Edge, Graph, Node
 from .ops import PARTITIONED_CALL
 from .nodedef_validation import NodeDefValidator
-from .shapes import SHAPE_ATTR_OPS, static_output_shapes
 from .tensor_names import parse_input
 from .validate import validate
 
@@ -72,17 +71,15 @@ class _Builder(FunctionExpansion):
         # redirects it) / enters: their later edges wait too (see ``_add_inputs``)
         self.waiting_src: set[str] = set()
         self.waiting_dst: set[str] = set()
-        # node -> its input dtypes (as _type_node found them), for nodes with a pending edge
+        # node -> its input dtypes (as typed when added), for nodes with a pending edge
         self._pending_types: dict[str, list[int] | None] = {}
         self.budget_exhausted = False
         # the graph's size at which expansion stops: room for every top-level node
         self.node_budget = len(graph_def.node) + MAX_EXPANDED_NODES
         self.depth_exceeded = False
         self._duplicates: set[str] = set()
-        # device string -> (one copy of it, parse_device(device)); op -> opdb.op(op): models
-        # repeat a handful of each
+        # device string -> (one copy of it, parse_device(device)): models repeat a handful
         self._devices: dict[str, tuple[str, DeviceSpec | None]] = {}
-        self._infos: dict[str, OpInfo | None] = {}
         # destination -> its data edges reading an output their source lacks
         self._bad_inputs: dict[str, list[Edge]] = {}
         # calls (and functional control-flow nodes) whose bodies are soft-placed
@@ -100,17 +97,8 @@ class _Builder(FunctionExpansion):
         # op -> (its string, its records) for the ops ``add_top_level`` adds itself: those
         # that call no function and are not functional control flow
         self._plain: dict[str, tuple[str, dict[bytes, tuple]]] = {}
-        # The attrs of a node are a dict of shared AttrValues: those but ``_class`` (the
-        # colocation lists, which make most nodes of a training graph differ, and which
-        # neither the op database nor the validation read), one dict per value of the rest
-        # (its wire bytes -> it, parsed in a NodeDef of ``_attr_store``: one message, as a
-        # message of its own costs ~2 KiB); the ``_class`` values, one per value
-        self._bases: dict[bytes, dict[str, AttrValue]] = {}
-        self._attr_store = GraphDef().node
-        self._classes: dict[bytes, AttrValue] = {}
-        # (op, id of a node's attrs) -> (OpInfo.typing's answer, stated output shapes, attrs),
-        # for the nodes made here rather than from a NodeDef (_Arg, _Retval, NoOp)
-        self._typings: dict[tuple[str, int], tuple] = {}
+        # each node's attrs and typing, one per distinct set of attrs
+        self.attr_records = AttrRecords(self.opdb)
         #: the typing of the node ``add`` made last and ``_add_inputs``' answer for it (for
         #: the import-time validation)
         self.last: tuple = (None, -1)
@@ -161,7 +149,7 @@ class _Builder(FunctionExpansion):
             record = known[1] if known is not None else self.nd_record(nd, nd.name, op, nd.device,
                                                                        inputs)
         else:
-            record = self._node_record(nd, name, op, device, inputs, records)
+            record = self.attr_records.record(nd, name, op, device, inputs, records)
         attrs, typed = record
         signature, types, out_types, shapes = typed
         # every field positionally: no default factories to run
@@ -195,7 +183,7 @@ class _Builder(FunctionExpansion):
         plain = self._plain if fast else {}
         devices, alias, control_alias = self._devices, self.alias, self.control_alias
         waiting_src = self.waiting_src
-        add, add_inputs, record_of = self.add, self._add_inputs, self._record
+        add, add_inputs, record_of = self.add, self._add_inputs, self.attr_records.miss
         check, passes = validator.check, validator.passes
         for nd in nds:
             name, op, inputs = nd.name, nd.op, nd.input[:]
@@ -285,71 +273,11 @@ class _Builder(FunctionExpansion):
 
     def nd_record(self, nd: NodeDef, name: str, op: str, device: str, inputs: list[str]
                   ) -> tuple[dict[str, AttrValue], tuple]:
-        """``_node_record`` of a NodeDef that is not top level, kept for its next calls."""
-        record = self._nd_records[id(nd)] = (nd, self._node_record(nd, name, op, device, inputs))
+        """``AttrRecords.record`` of a NodeDef that is not top level, kept for its next
+        calls."""
+        record = self._nd_records[id(nd)] = (nd, self.attr_records.record(
+            nd, name, op, device, inputs, self._facts(op)[3]))
         return record[1]
-
-    def _node_record(self, nd: NodeDef, nd_name: str, op: str, nd_device: str,
-                     inputs: list[str], records: dict[bytes, tuple] | None = None
-                     ) -> tuple[dict[str, AttrValue], tuple]:
-        """``nd``'s attrs and their typing (see ``_record``); ``nd_name``, ``op``,
-        ``nd_device``, ``inputs``: its fields as the caller read them; ``records``: the
-        op's (``_op_facts``), when the caller has them."""
-        if records is None:
-            records = self._facts(op)[3]
-        # ``nd.attr`` copied out of the parsed GraphDef (a value of its map keeps the whole
-        # message alive) into a dict of shared values (see ``_bases``), one dict shared by
-        # every node with the same attrs and never changed after the build, and its typing
-        # (see ``_typing``), keyed by the attrs' wire bytes
-        key = attrs_key(nd, nd_name, op, nd_device, inputs)
-        record = records.get(key)
-        if record is None:
-            record = self._record(op, key, records)
-        return record
-
-    def _record(self, op: str, key: bytes, records: dict[bytes, tuple]
-                ) -> tuple[dict[str, AttrValue], tuple]:
-        """The attrs whose wire bytes are ``key`` and their typing for ``op``, kept in
-        ``records`` (the op's) unless large."""
-        base_key, class_value = split_class(key)
-        kept = len(base_key) <= 4096    # (a large Const's tensor is not kept twice)
-        # (the record of the attrs but ``_class``: a node's without ``_class``)
-        known = records.get(base_key) if kept else None
-        if known is None:
-            base = self._bases.get(base_key) if kept else None
-            if base is None:
-                copy = self._attr_store.add()
-                copy.MergeFromString(base_key)
-                base = dict(copy.attr)
-                if kept:
-                    self._bases[base_key] = base
-            known = (base, self._typing(op, base))
-            if kept:
-                records[base_key] = known
-        base, typed = known
-        if class_value is None:
-            record = known
-        else:
-            value = self._classes.get(class_value)
-            if value is None:
-                value = self._classes[class_value] = AttrValue.FromString(class_value)
-            record = ({**base, "_class": value}, typed)
-        if len(key) <= 4096:
-            records[key] = record
-        return record
-
-    def _typing(self, op: str, attrs: Mapping[str, AttrValue]) -> tuple:
-        """(op signature, input dtypes, output dtypes, stated output shapes) of an ``op``
-        node with ``attrs`` (None where unknown); the nodes that share it read it only."""
-        try:
-            info = self._infos[op]
-        except KeyError:
-            info = self._infos[op] = self.opdb.op(op)
-        shapes = (static_output_shapes(Node("", op, "", None, attrs))
-                  if "_output_shapes" in attrs or op in SHAPE_ATTR_OPS else None)
-        if info is None:
-            return None, None, None, shapes
-        return (*info.typing(attrs), shapes)
 
     def _add_node(self, node: Node, own_types: bool = False, types: list[int] | None = None
                   ) -> list[int] | None:
@@ -358,7 +286,7 @@ class _Builder(FunctionExpansion):
         whatever its op says). (The graph is filled directly; ``finish`` tells it that it
         changed.)"""
         self.graph.nodes[node.name] = node
-        return self._type_node(node, own_types, types)
+        return self.attr_records.type_node(node, own_types, types)
 
     def _add_inputs(self, node: Node, inputs, resolve, types: list[int] | None = None,
                     slot: int = 0, seen_control: int = 0) -> int:
@@ -515,33 +443,6 @@ class _Builder(FunctionExpansion):
                                    backward or None))
         return BuildResult(self.graph, self.diags, self.alias, self.control_alias)
 
-    def _type_node(self, node: Node, own_types: bool = False, types: list[int] | None = None
-                   ) -> list[int] | None:
-        """Set ``node``'s op signature, output dtypes and stated output shapes; return the
-        dtypes of its inputs (None when unknown). All are functions of the op and the attrs:
-        computed once per (op, attrs copy), and the nodes share them (read only)."""
-        op, attrs = node.op, node.attrs
-        typing = self._typings.get((op, id(attrs)))
-        if typing is None:
-            try:
-                info = self._infos[op]
-            except KeyError:
-                info = self._infos[op] = self.opdb.op(op)
-            shapes = (static_output_shapes(node) if "_output_shapes" in attrs
-                      or op in SHAPE_ATTR_OPS else None)
-            # (the entry keeps ``attrs`` alive: its id is not reused during the build)
-            typing = self._typings[(op, id(attrs))] = (
-                None if info is None else info.typing(attrs), shapes, attrs)
-        signature_types, shapes, _ = typing
-        if signature_types is not None:
-            node.op_signature, in_types, out_types = signature_types
-            if node.output_dtypes is None:
-                node.output_dtypes = out_types
-            if not own_types:
-                types = in_types
-        if node.output_shapes is None:
-            node.output_shapes = shapes
-        return types
 
 
 def _top_resolve(ref: str):
