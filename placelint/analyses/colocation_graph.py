@@ -53,8 +53,8 @@ class ColocationGraph(DeviceCandidates):
         self._states: dict[tuple, State] = {}
         self._state_list: list[State] = []     # by id
         #: (state of the new root, state of the old root) -> the union's state, or the end
-        #: of TF's error text when the two cannot merge
-        self._unions: dict[tuple[int, int], State | str] = {}
+        #: of TF's error text when the two cannot merge (interned states: keyed by identity)
+        self._unions: dict[tuple[State, State], State | str] = {}
         #: (source state, destination state) -> ``ref_check``
         self._ref_checks: dict[tuple[State, State], str | None] = {}
         self.result = PlacementResult(devices, soft, {})     # (the devices: ``assign``)
@@ -260,27 +260,29 @@ class ColocationGraph(DeviceCandidates):
 
     def _join(self, xi: int, yi: int, xr: int, yr: int) -> str | None:
         """``colocate(xi, yi)`` given their two roots ``xr`` != ``yr``."""
-        parent, rank = self.parent, self.rank
-        if rank[xr] < rank[yr]:
+        rank = self.rank
+        rx, ry = rank[xr], rank[yr]
+        if rx < ry:
             new_r, old_r = yr, xr
         else:
             new_r, old_r = xr, yr
         state = self.state
-        new, old = state[new_r], state[old_r]
-        merged = self._unions.get((new.id, old.id))
+        pair = (state[new_r], state[old_r])
+        merged = self._unions.get(pair)
         if merged is None:
-            merged = self._unions[(new.id, old.id)] = self._union(new, old)
+            merged = self._unions[pair] = self._union(*pair)
         if merged.__class__ is str:
             self.union_failures += 1
             return (f"Cannot colocate nodes {{{{colocation_node {self.order[xi].name}}}}} and "
                     f"{{{{colocation_node {self.order[yi].name}}}}}{merged}")
         state[new_r] = merged
-        parent[old_r] = new_r
+        self.parent[old_r] = new_r
         self.joined.append(old_r)
-        if rank[xr] == rank[yr]:
-            rank[new_r] += 1
-        if old_r in self.failed_roots:
-            self.failed_roots.add(new_r)
+        if rx == ry:
+            rank[new_r] = rx + 1
+        failed = self.failed_roots
+        if failed and old_r in failed:
+            failed.add(new_r)
         return None
 
     def _union(self, new: State, old: State) -> State | str:
