@@ -55,7 +55,9 @@ def main(argv: list[str] | None = None) -> int:
     for e in [*placement.errors, *placement.events]:
         h.update(f"{e.kind} {e.node} {e.message}\n".encode())
     for name in sorted(graph.nodes):
-        h.update(f"{name}={shapes.output_shapes(name)} {shapes._dtypes.get(name)} {[shapes.value(name, s) for s in range(2)]}\n".encode())
+        outs = shapes.output_shapes(name)
+        dtypes = [shapes.dtype(name, s) for s in range(len(outs))]
+        h.update(f"{name}={outs} {dtypes} {[shapes.value(name, s) for s in range(2)]}\n".encode())
     print(f"{args.model.name}: {len(graph)} nodes; CPU best of {args.repeat}: placement "
           f"{best['placement']:.3f} s, shapes {best['shapes']:.3f} s; sha1 {h.hexdigest()[:12]}")
     return 0

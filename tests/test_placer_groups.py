@@ -81,3 +81,50 @@ def test_processing_order_takes_the_first_ready_node_of_the_graphdef() -> None:
     order, idx = ordered(g)
     assert [n.name for n in order] == ["c", "a", "b", "x", "m", "nx"]
     assert idx == {"c": 0, "a": 1, "b": 2, "x": 3, "m": 4, "nx": 5}
+
+
+def test_class_names_read_off_the_wire_bytes_as_the_message_gives_them() -> None:
+    """``_class_names`` reads the usual ``_class`` value (short strings only) off its bytes
+    and any other through the message: both ways give the message's ``loc:@`` entries."""
+    from placelint.analyses.colocation_joins import _class_names
+
+    def by_message(value):
+        return tuple(s[5:].decode("utf-8", "replace") for s in value.list.s
+                     if s[:5] == b"loc:@")
+
+    long_name = "scope/" * 30 + "v"         # (over 127 bytes: a two-byte length)
+    cases = [
+        AttrValue(list=AttrValue.ListValue(s=[b"loc:@v"])),
+        AttrValue(list=AttrValue.ListValue(s=[b"loc:@a/b", b"other", b"loc:@c", b"loc:@"])),
+        AttrValue(list=AttrValue.ListValue(s=[f"loc:@{long_name}".encode(), b"loc:@w"])),
+        AttrValue(list=AttrValue.ListValue(s=[b"loc:@x"] * 40)),    # (over 129 bytes)
+        AttrValue(list=AttrValue.ListValue(s=[b"loc:@v"], i=[3])),
+        AttrValue(list=AttrValue.ListValue()),
+        AttrValue(s=b"loc:@v"),
+        AttrValue(list=AttrValue.ListValue(s=["loc:@caf\u00e9".encode(), b"loc:@\xff"])),
+    ]
+    for value in cases:
+        assert _class_names(value.SerializeToString(), value) == by_message(value), value
+    assert _class_names(cases[1].SerializeToString(), cases[1]) == ("a/b", "c", "")
+    assert _class_names(cases[2].SerializeToString(), cases[2]) == (long_name, "w")
+
+
+def test_ref_and_class_unions_give_the_same_groups_whatever_the_order_of_finds() -> None:
+    """Ref edges and ``_class`` joins whose two sides already share a group, and joins
+    whose sides sit deeper than a root's child (the union loops find roots inline)."""
+    init = op("init", "Const", dtype=Type(FLOAT), value=AttrValue(tensor={"dtype": FLOAT}))
+    g = graph(init, _variable("v", ""), op("set_v", "Assign", ["v", "init"]),
+              op("set_v2", "Assign", ["v", "init"]), _with("v", "a1"), _with("a1", "a2"),
+              _with("a2", "a3"), _with("v", "a4"), _variable("w", ""),
+              op("set_w", "Assign", ["w", "init"]), _with("w", "b1"), _with("a3", "b2"),
+              _with("b1", "b3"))
+    result = place(g, DeviceSet.parse("CPU=2"))
+    assert not result.errors
+    groups = {frozenset(result.members(n)) for n in g.nodes}
+    assert groups == {frozenset({"init"}),
+                      frozenset({"v", "set_v", "set_v2", "a1", "a2", "a3", "a4", "b2"}),
+                      frozenset({"w", "set_w", "b1", "b3"})}
+    # the roots TF's order of unions gives (as before the loops found roots inline)
+    assert dict(result.group_of) == {
+        "v": "v", "set_v": "v", "set_v2": "v", "a1": "v", "a2": "v", "a3": "v", "a4": "v",
+        "w": "w", "set_w": "w", "b1": "w", "b2": "v", "b3": "w"}

@@ -462,3 +462,38 @@ def test_io_keys_by_edge_index_equal_io_key_by_name():
         assert other.positions is not g.positions() and other.io_keys(g, at, picked) == want
         assert s.io_keys(g, at[:0], []) == []
     assert any(key[0] for key in want)
+
+
+def test_variable_shapes_memoized_by_attr_object_and_by_bytes():
+    """Variables sharing their ``shape`` attr object, others with an equal one of their
+    own, and another shape: each gets its own (``_variable``'s two memos)."""
+    _, s = shapes_of(
+        op("a", "VariableV2", dtype=Type(FLOAT), shape=Shape((3, 4))),
+        op("b", "VariableV2", dtype=Type(FLOAT), shape=Shape((3, 4))),
+        op("c", "VariableV2", dtype=Type(FLOAT), shape=Shape((5,))),
+        op("d", "VariableV2", dtype=Type(FLOAT), shape=Shape((3, 4)), container="x"),
+        op("e", "VariableV2", dtype=Type(INT32), shape=Shape((5,))),
+        op("f", "VariableV2", dtype=Type(FLOAT), shape=Shape(None)),
+    )
+    assert [s.shape(n, 0) for n in "abcdef"] == [(3, 4), (3, 4), (5,), (3, 4), (5,), None]
+    assert s.dtype("e", 0) == INT32
+
+
+def test_constants_keep_their_values_over_the_loop_passes():
+    """A relaxed loop takes a second pass: an integer Const keeps its value there, a float
+    Const has none in any pass (its first pass skips dropping what it cannot have)."""
+    nodes = [
+        placeholder("x", (2, 3)), const("ax", 0, shape=()),
+        const("half", 0.5, dtype=FLOAT, shape=()),
+        op("enter", "Enter", ["x"], frame_name="w"),
+        op("merge", "Merge", ["enter", "next"], N=2),
+        op("cond", "Placeholder", dtype=Type(BOOL), shape=Shape(())),
+        op("switch", "Switch", ["merge", "cond"]),
+        op("body", "ConcatV2", ["switch:1", "switch:1", "ax"], N=2),
+        op("next", "NextIteration", ["body"]),
+        op("exit", "Exit", ["switch"]),
+    ]
+    _, s = shapes_of(*nodes)
+    assert s.shape("merge", 0) == (-1, 3)       # (relaxed: a second pass ran)
+    assert s.value("ax") == (0,) and s.value("half") is None
+    assert s.shape("half", 0) == () and s.dtype("half", 0) == FLOAT

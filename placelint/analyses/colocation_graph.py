@@ -53,8 +53,8 @@ class ColocationGraph(DeviceCandidates):
         self._states: dict[tuple, State] = {}
         self._state_list: list[State] = []     # by id
         #: (state of the new root, state of the old root) -> the union's state, or the end
-        #: of TF's error text when the two cannot merge
-        self._unions: dict[tuple[int, int], State | str] = {}
+        #: of TF's error text when the two cannot merge (interned states: keyed by identity)
+        self._unions: dict[tuple[State, State], State | str] = {}
         #: (source state, destination state) -> ``ref_check``
         self._ref_checks: dict[tuple[State, State], str | None] = {}
         self.result = PlacementResult(devices, soft, {})     # (the devices: ``assign``)
@@ -256,27 +256,33 @@ class ColocationGraph(DeviceCandidates):
             yr = self.find(yi)
         if xr == yr:
             return None
+        return self._join(xi, yi, xr, yr)
+
+    def _join(self, xi: int, yi: int, xr: int, yr: int) -> str | None:
+        """``colocate(xi, yi)`` given their two roots ``xr`` != ``yr``."""
         rank = self.rank
-        if rank[xr] < rank[yr]:
+        rx, ry = rank[xr], rank[yr]
+        if rx < ry:
             new_r, old_r = yr, xr
         else:
             new_r, old_r = xr, yr
         state = self.state
-        new, old = state[new_r], state[old_r]
-        merged = self._unions.get((new.id, old.id))
+        pair = (state[new_r], state[old_r])
+        merged = self._unions.get(pair)
         if merged is None:
-            merged = self._unions[(new.id, old.id)] = self._union(new, old)
+            merged = self._unions[pair] = self._union(*pair)
         if merged.__class__ is str:
             self.union_failures += 1
             return (f"Cannot colocate nodes {{{{colocation_node {self.order[xi].name}}}}} and "
                     f"{{{{colocation_node {self.order[yi].name}}}}}{merged}")
         state[new_r] = merged
-        parent[old_r] = new_r
+        self.parent[old_r] = new_r
         self.joined.append(old_r)
-        if rank[xr] == rank[yr]:
-            rank[new_r] += 1
-        if old_r in self.failed_roots:
-            self.failed_roots.add(new_r)
+        if rx == ry:
+            rank[new_r] = rx + 1
+        failed = self.failed_roots
+        if failed and old_r in failed:
+            failed.add(new_r)
         return None
 
     def _union(self, new: State, old: State) -> State | str:
@@ -296,15 +302,33 @@ class ColocationGraph(DeviceCandidates):
     def colocate_ref_edges(self):
         s_at, d_at, body = self.graph.derived("placer.ref_edges",
                                               lambda: ref_edge_arrays(self.graph, self.exempt))
+        parent, state, checks, find = self.parent, self.state, self._ref_checks, self.find
         for si, di, into_body in zip(s_at.tolist(), d_at.tolist(), body.tolist()):
             if into_body:
                 # into a function body: the call is colocation-exempt; the body is placed
                 # with this _Arg pinned to the source's device (see ``Placer.assign``)
                 self.pinned_args.append((di, si))
+                continue
+            # the usual case inline (``colocate_ref_edge``): compatible groups, a union
+            sr = parent[si]
+            if parent[sr] != sr:
+                sr = find(si)
+            dr = parent[di]
+            if parent[dr] != dr:
+                dr = find(di)
+            if sr == dr:
+                continue
+            check = checks.get((state[sr], state[dr]), 0)
+            if check is None:
+                err = self._join(si, di, sr, dr)
+                if err is not None:
+                    self._ref_union_failed(si, di, err)
             else:
                 self.colocate_ref_edge(si, di)
 
     def colocate_ref_edge(self, si: int, di: int):
+        """A ref/resource edge ``ColocateResourceAndRefEdges`` follows: its two groups'
+        devices checked, then a union."""
         find, state = self.find, self.state
         sr, dr = find(si), find(di)
         s, d = state[sr], state[dr]
@@ -355,12 +379,19 @@ class ColocationGraph(DeviceCandidates):
     def colocate_class_groups(self):
         at, roots, groups, names = self.graph.derived("placer.class_joins",
                                                       lambda: class_joins(self.graph))
-        colocate = self.colocate
+        parent, find, join = self.parent, self.find, self._join
         # (kept with the graph as arrays: as lists ~100 MiB at 10^6 nodes)
         for i, root, group in zip(at.tolist(), roots.tolist(), groups.tolist()):
-            err = colocate(i, root)
-            if err is not None:
-                self._class_join_failed(i, names[group], root, err)
+            xr = parent[i]              # (``colocate``, its look-ups inline)
+            if parent[xr] != xr:
+                xr = find(i)
+            yr = parent[root]
+            if parent[yr] != yr:
+                yr = find(root)
+            if xr != yr:
+                err = join(i, root, xr, yr)
+                if err is not None:
+                    self._class_join_failed(i, names[group], root, err)
 
     def _class_join_failed(self, i: int, group: str, root: int, err: str):
         node, related = self.order[i], [self.order[root].name]

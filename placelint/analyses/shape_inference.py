@@ -220,6 +220,8 @@ class _Inferencer:
         self.merge_override: dict[str, Shape | None] = {}
         #: a variable's serialized shape attr -> attr_shape of it (shape_fns.variables)
         self.attr_shapes: dict[bytes, Shape | None] = {}
+        #: id of such an attr -> (it, attr_shape of it)
+        self.attr_objects: dict[int, tuple] = {}
         #: an integer Const's serialized value attr -> const_value of it (shape_fns.values)
         self.const_values: dict[bytes, Value | None] = {}
         self._base_dtypes: dict[tuple, list[int | None]] = {}

@@ -24,7 +24,8 @@ def _set_value(inf, node: Node, slot: int, value: Value | None) -> None:
 def _v_const(inf, node, ins, srcs):
     out_types = node.output_dtypes      # its ``dtype`` attr: a float constant is no shape
     if out_types and out_types[0] not in INT_TYPES:     # (without reading its tensor)
-        _set_value(inf, node, 0, None)
+        if inf.passes > 1:      # (on the first pass it has no value yet to drop)
+            _set_value(inf, node, 0, None)
         return
     a = node.attrs.get("value")
     if a is None or a.tensor.dtype not in INT_TYPES:

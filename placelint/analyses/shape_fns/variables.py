@@ -9,16 +9,21 @@ from .base import first, merge, scalar, table
 
 
 def _variable(inf, node, ins, srcs):
-    # attr_shape, memoized on the attr's serialized bytes (a model's variables share few shapes)
+    # attr_shape, memoized on the attr object (variables with equal attrs share it), then
+    # on its serialized bytes (a model's variables share few shapes)
     a = node.attrs.get("shape")
     if a is None:
         return [None]
+    hit = inf.attr_objects.get(id(a))
+    if hit is not None:
+        return [hit[1]]
     raw = a.SerializeToString()
     try:
-        return [inf.attr_shapes[raw]]
+        shape = inf.attr_shapes[raw]
     except KeyError:
         shape = inf.attr_shapes[raw] = attr_shape(node, "shape")
-        return [shape]
+    inf.attr_objects[id(a)] = (a, shape)      # (holds ``a``: its id stays its own)
+    return [shape]
 
 
 def _var_handle(inf, node, ins, srcs):
