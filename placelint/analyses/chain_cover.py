@@ -52,19 +52,27 @@ def greedy_max_flow(n: int, src: np.ndarray, dst: np.ndarray, member_idx: np.nda
         for v, c in zip(members, weights.tolist()):
             cap[v] = c
     value, units, outs, spare_out, spare_in, pred, p_start = _greedy(n, src, dst, order, cap)
-    more = _finish(n, order, cap, units, outs, spare_out, spare_in, pred, p_start, budget)
-    if more is None:
-        return None
+    succ, s_start = _grouped(n, src, dst)
+    # Is the greedy flow maximum already? Then the search from t that finds the antichain
+    # (usually a small part of the graph: it starts at the chains' last members) reaches
+    # no member with spare ``in`` capacity, and the searches of ``_finish`` (a walk over
+    # the ancestors of every chain's first member) are not needed.
+    searched = _search(n, members, succ, s_start, cap, units, spare_out, spare_in, first=True)
+    if searched[2]:
+        searched = None
+        more = _finish(n, order, cap, units, outs, spare_out, spare_in, pred, p_start, budget)
+        if more is None:
+            return None
+        value += more
 
     def reach():
-        succ, s_start = _grouped(n, src, dst)
-        reached_in, reached_out, found = _search(n, members, succ, s_start, cap, units,
-                                                 spare_out, spare_in)
+        reached_in, reached_out, found = searched or _search(n, members, succ, s_start, cap,
+                                                             units, spare_out, spare_in)
         if found:
             raise ValueError("the flow is not maximum; are the edges acyclic?")
         return (np.asarray(reached_in, dtype=bool)[member_idx],
                 np.asarray(reached_out, dtype=bool)[member_idx])
-    return value + more, reach
+    return value, reach
 
 
 def _grouped(n: int, key: np.ndarray, other: np.ndarray) -> tuple[list[int], list[int]]:
@@ -126,10 +134,11 @@ def _greedy(n, src, dst, order, cap):
     return value, units, outs, spare_out, spare_in, pred, p_start
 
 
-def _search(n, members, succ, s_start, cap, units, spare_out, spare_in):
+def _search(n, members, succ, s_start, cap, units, spare_out, spare_in, first=False):
     """The search of the residual network from ``t``: which nodes it reaches on their
     ``in`` side (a node that is not a member: the node) and ``out`` side, and the members
-    with spare ``in`` capacity it reaches (an augmenting path each)."""
+    with spare ``in`` capacity it reaches (an augmenting path each; with ``first``, the
+    search stops at the first such member)."""
     reached_in = [False] * n
     reached_out = [False] * n
     expanded = [False] * n
@@ -154,6 +163,8 @@ def _search(n, members, succ, s_start, cap, units, spare_out, spare_in):
                 if cap[x]:
                     if spare_in[x]:
                         found.append(x)
+                        if first:
+                            return reached_in, reached_out, found
                     linked = units[x]
                     if linked:
                         for s in linked:
