@@ -51,6 +51,12 @@ def greedy_max_flow(n: int, src: np.ndarray, dst: np.ndarray, member_idx: np.nda
     else:
         for v, c in zip(members, weights.tolist()):
             cap[v] = c
+    # only the nodes from the first member to the last in ``order`` matter: the ones before
+    # have no member above them (the greedy's initial state), the ones after none below
+    rank = np.empty(n, dtype=np.int64)
+    rank[order] = np.arange(n, dtype=np.int64)
+    at = rank[member_idx]
+    order = order[int(at.min()):int(at.max()) + 1]
     value, units, outs, spare_out, spare_in, pred, p_start = _greedy(n, src, dst, order, cap)
     succ, s_start = _grouped(n, src, dst)
     # Is the greedy flow maximum already? Then the search from t that finds the antichain
@@ -96,19 +102,34 @@ def _greedy(n, src, dst, order, cap):
     outs: list[dict | None] = [None] * n      # member -> {member linked after it: units}
     value = 0
     for v in order.tolist():
-        top = a_top = 0
-        best = a_best = -1
-        for j in range(p_start[v], p_start[v + 1]):
-            u = pred[j]
-            if level[u] > top:
-                top = level[u]
-                best = last[u]
-            b = alt[u]
-            if b >= 0 and alt_level[u] > a_top and spare_out[b]:
-                a_top = alt_level[u]
-                a_best = b
-        if best >= 0 and spare_out[best]:
-            a_top, a_best = top, best
+        lo = p_start[v]
+        hi = p_start[v + 1]
+        if hi - lo == 1:    # (most nodes: the loop below with one predecessor, unrolled)
+            u = pred[lo]
+            top = level[u]
+            best = last[u]
+            if best >= 0 and spare_out[best]:
+                a_top, a_best = top, best
+            else:
+                a_best = alt[u]
+                if a_best >= 0 and spare_out[a_best]:
+                    a_top = alt_level[u]
+                else:
+                    a_top, a_best = 0, -1
+        else:
+            top = a_top = 0
+            best = a_best = -1
+            for j in range(lo, hi):
+                u = pred[j]
+                if level[u] > top:
+                    top = level[u]
+                    best = last[u]
+                b = alt[u]
+                if b >= 0 and alt_level[u] > a_top and spare_out[b]:
+                    a_top = alt_level[u]
+                    a_best = b
+            if best >= 0 and spare_out[best]:
+                a_top, a_best = top, best
         c = cap[v]
         if c:
             if a_best >= 0:
