@@ -538,6 +538,30 @@ def test_cost_formulas_read_only_the_attrs_listed_for_cost_key(op):
     assert attrs.read <= set(cost_mod._FORMULAS[op][1])
 
 
+def test_estimate_rows_are_the_cost_keys_in_order_of_first_appearance():
+    """``estimate_ops`` groups the members by op, outputs, io key (by identity: ``io_keys``
+    makes each distinct key once) and formula attrs: the same rows, numbered the same way,
+    as grouping by ``cost_key`` itself; MatMuls differing only in ``transpose_b`` apart."""
+    from placelint.analyses.cost import AssumedSizes, cost_key
+    from placelint.analyses.dag import index_graph
+    from placelint.analyses.parallelism_cost import estimate_ops
+
+    g = graph(placeholder("x", (4, 4)), placeholder("y", (4, 4)), placeholder("z", (8, 4)),
+              op("m1", "MatMul", ["x", "y"]), op("m2", "MatMul", ["y", "x"]),
+              op("m3", "MatMul", ["x", "y"], transpose_b=True), op("m4", "MatMul", ["z", "x"]),
+              op("r1", "Relu", ["m1"]), op("r2", "Relu", ["m4"]), op("r3", "Relu", ["m2"]),
+              op("a1", "AddN", ["r1", "r3"], N=2), op("m5", "MatMul", ["y", "y"], transpose_b=True))
+    shapes = infer_shapes(g)
+    dag = index_graph(g)
+    members = np.ones(dag.n, dtype=bool)
+    members[:3] = False
+    est = estimate_ops(dag, members, AssumedSizes(shapes, 1), shapes, intra_op_table(), 8, g)
+    rows: dict[tuple, int] = {}
+    want = [rows.setdefault(cost_key(dag.nodes[i], shapes), len(rows)) for i in range(3, dag.n)]
+    assert est.row_at[3:].tolist() == want and est.row_at[:3].tolist() == [-1] * 3
+    assert len(rows) == 6 and want[:4] == [0, 0, 1, 2]
+
+
 @settings(max_examples=100, deadline=None)
 @given(dags(), st.lists(st.integers(1, 4), min_size=9, max_size=9))
 def test_weighted_width_equals_brute_force(case, weights):

@@ -6,6 +6,8 @@ the `tf`-marked tests compare with TensorFlow's own `_output_shapes` on real gra
 
 from __future__ import annotations
 
+import itertools
+
 import time
 
 import pytest
@@ -461,4 +463,35 @@ def test_io_keys_by_edge_index_equal_io_key_by_name():
         other = infer_shapes(graph(*nodes))     # the shapes of another graph: by name
         assert other.positions is not g.positions() and other.io_keys(g, at, picked) == want
         assert s.io_keys(g, at[:0], []) == []
+        # either way each distinct key is one object (callers group the nodes by identity)
+        for keys in (s.io_keys(g, at, picked), other.io_keys(g, at, picked)):
+            assert keys[1] is keys[4] and len({id(k) for k in keys}) == len(set(keys)) == 4
     assert any(key[0] for key in want)
+
+
+def test_io_keys_tell_apart_what_io_key_does():
+    """``io_keys`` numbers each input's (slot, shape, dtype) and each output signature
+    before making keys: nodes that differ only in an input's slot, an input's shape, an
+    input's dtype, an output or an input from a missing node still get distinct keys, and
+    equal nodes one shared key."""
+    import numpy as np
+
+    nodes = [
+        placeholder("a", (2, 3)), placeholder("b", (2, 3)), placeholder("c", (3, 3)),
+        placeholder("i", (2, 3), dtype=INT32),
+        op("ab", "AddV2", ["a", "b"]), op("ba", "AddV2", ["b", "a"]), op("ac", "AddV2", ["a", "c"]),
+        op("ai", "AddV2", ["a", "i"]), op("aa", "AddV2", ["a", "^b", "a"]),
+        op("am", "AddV2", ["a", "missing"]), op("ma", "AddV2", ["missing", "a"]),
+        op("id", "Identity", ["a"]), op("sq", "Square", ["a"]), op("sc", "Square", ["c"]),
+    ]
+    g = graph(*nodes)
+    s = infer_shapes(g)
+    everything = list(g.nodes.values())
+    at = np.arange(4, len(everything), dtype=np.int64)
+    picked = [everything[i] for i in at.tolist()]
+    keys = s.io_keys(g, at, picked)
+    assert keys == [s.io_key(n) for n in picked]
+    for x, y in itertools.combinations(range(len(keys)), 2):
+        assert (keys[x] is keys[y]) == (keys[x] == keys[y])
+    assert keys[0] is keys[1] and keys[0] is keys[4]    # ab, ba, aa: equal shapes and dtypes
+    assert len(set(keys)) == len({id(k) for k in keys}) >= 6
