@@ -43,6 +43,7 @@ def greedy_max_flow(n: int, src: np.ndarray, dst: np.ndarray, member_idx: np.nda
     (member reached on its ``in`` side, on its ``out`` side), in ``member_idx`` order.
     ``order``: the nodes in a topological order of the edges; ``weights``: each member's
     lower bound (None: 1), in ``member_idx`` order."""
+    n, src, dst, member_idx, order = _contract(n, src, dst, member_idx, order)
     members = member_idx.tolist()
     cap = [0] * n
     if weights is None:
@@ -79,6 +80,54 @@ def greedy_max_flow(n: int, src: np.ndarray, dst: np.ndarray, member_idx: np.nda
         return (np.asarray(reached_in, dtype=bool)[member_idx],
                 np.asarray(reached_out, dtype=bool)[member_idx])
     return value, reach
+
+
+def _contract(n: int, src: np.ndarray, dst: np.ndarray, member_idx: np.ndarray, order: np.ndarray):
+    """The same problem on fewer nodes and edges: ``(n, src, dst, member_idx, order)`` with
+    the nodes that are not members taken out where that keeps which members reach which
+    (the flow's value and the antichain depend on nothing else; see the module docstring):
+    those without an edge in or without one out (no path between members runs through
+    them), then those with one edge in (their out-edges leave from their predecessor
+    instead), then those with one edge out (their in-edges lead to their successor). The
+    members keep their order; the others are numbered anew in node order. Every pass over
+    the edges costs Python time per edge and node: a subset of the members (the useful
+    ops) leaves most of the nodes between them with one edge in."""
+    member = np.zeros(n, dtype=bool)
+    member[member_idx] = True
+    other = ~member
+    dead = other & ((np.bincount(dst, minlength=n) == 0) | (np.bincount(src, minlength=n) == 0))
+    if dead.any():
+        keep = ~(dead[src] | dead[dst])
+        src, dst = src[keep], dst[keep]
+    one_in = other & ~dead & (np.bincount(dst, minlength=n) == 1)
+    if one_in.any():
+        by = one_in[dst]
+        src, dst = _follow(n, dst[by], src[by])[src[~by]], dst[~by]
+    one_out = other & ~dead & ~one_in & (np.bincount(src, minlength=n) == 1)
+    if one_out.any():
+        by = one_out[src]
+        src, dst = src[~by], _follow(n, src[by], dst[by])[dst[~by]]
+    gone = dead | one_in | one_out
+    if not gone.any():
+        return n, src, dst, member_idx, order
+    kept = np.flatnonzero(~gone)
+    renumber = np.full(n, -1, dtype=np.int64)
+    renumber[kept] = np.arange(kept.size, dtype=np.int64)
+    return (int(kept.size), renumber[src], renumber[dst], renumber[member_idx],
+            renumber[order[~gone[order]]])
+
+
+def _follow(n: int, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Where each node ends up when node ``a[i]`` is replaced by ``b[i]``, which may be
+    replaced in turn: the end of that chain (a node not replaced stays), by pointer
+    jumping (the chains end: the edges are acyclic)."""
+    to = np.arange(n, dtype=np.int64)
+    to[a] = b
+    while True:
+        nxt = to[to]
+        if np.array_equal(nxt, to):
+            return to
+        to = nxt
 
 
 def _grouped(n: int, key: np.ndarray, other: np.ndarray) -> tuple[list[int], list[int]]:
