@@ -286,6 +286,35 @@ def test_inline_kernels_and_constant_folding_are_not_expensive():
     assert r.width == 2                # live and rnd are independent
 
 
+def test_constant_folding_keeps_outputs_over_the_size_limit():
+    """Grappler does not fold an op whose output is over ``max_constant_bytes`` (10 MiB) and
+    larger than its inputs: a Fill of 4096 x 1024 floats (16 MiB) stays, one of 4 x 4 folds.
+    The output's size is read by position when the shapes are of the folded graph, by name
+    otherwise: the same either way."""
+    from placelint.analyses.dag import index_graph
+    from placelint.analyses.folding import fold_constants
+    from placelint.model.op_index import op_index
+
+    nodes = [const("big_dims", [4096, 1024]), const("small_dims", [4, 4]),
+             const("one", np.ones((), np.float32), dtype=FLOAT),
+             op("big", "Fill", ["big_dims", "one"], T=Type(FLOAT), index_type=Type(INT32)),
+             op("small", "Fill", ["small_dims", "one"], T=Type(FLOAT), index_type=Type(INT32)),
+             op("use_big", "Relu", ["big"]), op("use_small", "Relu", ["small"]),
+             placeholder("x", (4, 4)), op("out_big", "AddV2", ["use_big", "x"]),
+             op("out_small", "AddV2", ["use_small", "x"])]
+    g = graph(*nodes)
+    dag = index_graph(g)
+    ops = op_index(g)
+    mine, other = infer_shapes(g), infer_shapes(graph(*nodes))
+    assert mine.positions is g.positions() and other.positions is not g.positions()
+    for shapes in (mine, other):
+        folded = fold_constants(g, dag, set(ops.types), ops.mask, shapes, executor_table())
+        by_name = dict(zip(dag.index, folded.tolist()))
+        assert shapes.nbytes("big") == 4096 * 1024 * 4
+        assert not by_name["big"] and by_name["small"] and by_name["use_small"]
+        assert not by_name["use_big"]
+
+
 def test_executor_table_cites_sources_and_matches_the_issue():
     t = executor_table()
     for op_name in ("Const", "Identity", "IdentityN", "NoOp", "Shape", "ShapeN", "Rank", "Size",

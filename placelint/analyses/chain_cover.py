@@ -45,13 +45,9 @@ def greedy_max_flow(n: int, src: np.ndarray, dst: np.ndarray, member_idx: np.nda
     lower bound (None: 1), in ``member_idx`` order."""
     n, src, dst, member_idx, order = _contract(n, src, dst, member_idx, order)
     members = member_idx.tolist()
-    cap = [0] * n
-    if weights is None:
-        for v in members:
-            cap[v] = 1
-    else:
-        for v, c in zip(members, weights.tolist()):
-            cap[v] = c
+    cap = np.zeros(n, dtype=np.int64)
+    cap[member_idx] = 1 if weights is None else weights
+    cap = cap.tolist()
     # only the nodes from the first member to the last in ``order`` matter: the ones before
     # have no member above them (the greedy's initial state), the ones after none below
     rank = np.empty(n, dtype=np.int64)
