@@ -129,9 +129,16 @@ def _follow(n: int, a: np.ndarray, b: np.ndarray) -> np.ndarray:
 def _grouped(n: int, key: np.ndarray, other: np.ndarray) -> tuple[list[int], list[int]]:
     """``other`` grouped by ``key`` (``other[starts[v]:starts[v + 1]]`` for ``key == v``)."""
     if key.size > 1 and not bool((key[1:] >= key[:-1]).all()):
-        by = np.argsort(key, kind="stable")
-        key, other = key[by], other[by]
-    return other.tolist(), np.searchsorted(key, np.arange(n + 1)).tolist()
+        other = other[np.argsort(key, kind="stable")]
+    return other.tolist(), _starts(n, key).tolist()
+
+
+def _starts(n: int, key: np.ndarray) -> np.ndarray:
+    """Where each node's run starts among ``key`` sorted (and ``key.size`` at ``n``): the
+    counts summed up (quicker than a search of each node in the sorted keys)."""
+    starts = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(np.bincount(key, minlength=n), out=starts[1:])
+    return starts
 
 
 def _greedy(n, src, dst, order, cap):
