@@ -495,3 +495,26 @@ def test_io_keys_tell_apart_what_io_key_does():
         assert (keys[x] is keys[y]) == (keys[x] == keys[y])
     assert keys[0] is keys[1] and keys[0] is keys[4]    # ab, ba, aa: equal shapes and dtypes
     assert len(set(keys)) == len({id(k) for k in keys}) >= 6
+
+
+@pytest.mark.parametrize("others", [0, 2000])
+def test_io_keys_read_each_tensor_once_by_a_table_or_numbered_anew(others):
+    """A tensor read by many inputs (both outputs of an Unpack, read by several ops, some
+    twice) is read once; with 2000 more nodes than the inputs warrant, the tensors are
+    numbered anew instead of by a table over every (node, slot): equal keys either way."""
+    import numpy as np
+
+    nodes = [placeholder(f"p{i}", (1,)) for i in range(others)] + [
+        placeholder("x", (2, 3)), op("u", "Unpack", ["x"], num=2, axis=0, T=Type(FLOAT)),
+        placeholder("z", (5,)), op("a", "AddV2", ["u:1", "u:1"]), op("b", "AddV2", ["u", "u:1"]),
+        op("c", "AddV2", ["u:1", "z"]), op("d", "AddV2", ["z", "u:1"]), op("e", "AddV2", ["z", "z"])]
+    g = graph(*nodes)
+    s = infer_shapes(g)
+    everything = list(g.nodes.values())
+    at = np.arange(others + 3, len(everything), dtype=np.int64)
+    picked = [everything[i] for i in at.tolist()]
+    assert [n.name for n in picked] == list("abcde")
+    keys = s.io_keys(g, at, picked)
+    assert keys == [s.io_key(n) for n in picked] and keys[0][0][0][1] == (3,)
+    assert keys[0] is keys[1]       # both outputs of the Unpack are of shape (3,)
+    assert len({id(k) for k in keys}) == len(set(keys)) == 4

@@ -106,22 +106,43 @@ class ShapeInfo:
         rows = np.repeat(lo - (np.cumsum(k) - k), k) + np.arange(int(k.sum()))
         slot = ge.src_slot[rows]
         data = slot >= 0
-        rows, slot = rows[data], slot[data].tolist()
+        rows, slot = rows[data], slot[data]
         k = np.bincount(np.repeat(np.arange(at.size), k)[data], minlength=at.size).tolist()
         src = ge.src[rows]
-        src_at = np.where(src >= 0, src, self._none).tolist()
+        src = np.where(src >= 0, src, self._none)
+        # each data input's (shape, dtype) read once per distinct tensor (source, slot): the
+        # inputs an op type shares (an optimizer's scalars) and a tensor read twice; the
+        # last input of each tensor reads it, by a table over the tensors' ids (numbered
+        # anew when that table would be larger than a few times the inputs)
+        width = int(slot.max(initial=0)) + 1
+        tensor = src * width + slot
+        if (self._none + 1) * width > 4 * tensor.size + 1024:
+            tensor = np.unique(tensor, return_inverse=True)[1].reshape(-1)
+        last = np.empty(int(tensor.max(initial=0)) + 1, dtype=np.int64)
+        last[tensor] = np.arange(tensor.size)
+        reader = last[tensor]                   # the input that reads each one's tensor
+        reads = np.flatnonzero(reader == np.arange(tensor.size))
         shapes, dtypes = self._shapes, self._dtypes
-        # each data input's (slot, shape, dtype) as the number of its distinct value
-        outs = [shapes[q] for q in src_at]
-        s_in = [o[i] if o is not None and i < len(o) else None for o, i in zip(outs, slot)]
-        outs = [dtypes[q] for q in src_at]
-        d_in = [o[i] if o is not None and i < len(o) else None for o, i in zip(outs, slot)]
-        entries: dict[tuple, int] = {}
-        number = entries.setdefault
+        slot_r = slot[reads].tolist()
+        src_r = src[reads].tolist()
+        outs = [shapes[q] for q in src_r]
+        s_in = [o[i] if o is not None and i < len(o) else None for o, i in zip(outs, slot_r)]
+        outs = [dtypes[q] for q in src_r]
+        d_in = [o[i] if o is not None and i < len(o) else None for o, i in zip(outs, slot_r)]
+        values: dict[tuple, int] = {}
+        number = values.setdefault
+        kind = np.zeros(tensor.size, dtype=np.int64)    # (shape, dtype) number, by reader
+        kind[reads] = [number(v, len(values)) for v in zip(s_in, d_in)]
+        value = list(values)
+        # each input's (slot, shape, dtype) as the number of its distinct value
         edges = ge.edges
-        code = [number(e, len(entries)) for e in zip(
-            [edges[r].dst_slot for r in rows.tolist()], s_in, d_in)]
-        entry = list(entries)
+        dst_slot = np.fromiter([edges[r].dst_slot for r in rows.tolist()], dtype=np.int64,
+                               count=rows.size)
+        slots = int(dst_slot.max(initial=0)) + 2
+        entries, code = np.unique(kind[reader] * slots + (dst_slot + 1), return_inverse=True)
+        code = code.reshape(-1).tolist()
+        entry = [(d - 1, *value[v]) for v, d in zip((entries // slots).tolist(),
+                                                     (entries % slots).tolist())]
         # each node's outputs likewise, then its inputs' numbers: a key of small integers
         signatures: dict[tuple, int] = {}
         number = signatures.setdefault
