@@ -159,3 +159,49 @@ def test_a_serial_graph_needs_no_flow():
         "src, dst = np.arange(n - 1), np.arange(1, n)\n"
         "r = solve_antichain(n, src, dst, np.ones(n, bool), position=np.arange(n))\n"
         "assert r.width == 1, r.width\n")
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_taking_out_non_members_keeps_the_flow_and_the_antichain(seed, monkeypatch):
+    """``chain_cover._contract`` takes out non-members with no edge in or out, one edge in
+    or one edge out (chains of them too) before the flow: the same width and the same
+    reached members as on the whole network, with or without weights."""
+    from placelint.analyses import chain_cover
+    from placelint.analyses.dag import topological_order
+
+    rng = np.random.default_rng(2000 + seed)
+    n = int(rng.integers(3, 200))
+    src, dst, members = random_dag(n, int(rng.integers(n // 2, 3 * n)), seed)
+    members &= rng.random(n) < 0.3          # few members: most nodes can go
+    if members.sum() < 2:
+        members[:2] = True
+    src, dst = src.astype(np.int64), dst.astype(np.int64)
+    member_idx = np.flatnonzero(members)
+    weights = rng.integers(1, 4, size=member_idx.size) if seed % 2 else None
+    order = topological_order(n, src, dst)
+    small = chain_cover._contract(n, src, dst, member_idx, order)
+    assert small[0] <= n and small[3].size == member_idx.size
+    fast = chain_cover.greedy_max_flow(n, src, dst, member_idx, weights, order, 10**9)
+    monkeypatch.setattr(chain_cover, "_contract", lambda *a: a)
+    whole = chain_cover.greedy_max_flow(n, src, dst, member_idx, weights, order, 10**9)
+    assert fast[0] == whole[0]
+    assert [r.tolist() for r in fast[1]()] == [r.tolist() for r in whole[1]()]
+
+
+def test_contract_takes_out_each_kind_of_non_member():
+    """Members 0, 1, 2; non-members 3 (one edge in, one out), 4 (one in, two out), 5 (no
+    edge in), 6 (two in, one out), 7 (two in, two out: stays) and 8 (one in, from 7, whose
+    edges then leave from 7): the edges of those that go are rerouted, duplicates kept."""
+    from placelint.analyses import chain_cover
+
+    edges = [(0, 3), (3, 1), (0, 4), (4, 1), (4, 2), (5, 1), (0, 6), (2, 6), (6, 1),
+             (0, 7), (2, 7), (7, 1), (7, 8), (8, 1), (8, 1)]
+    src = np.array([u for u, _ in edges], dtype=np.int64)
+    dst = np.array([v for _, v in edges], dtype=np.int64)
+    n = 9
+    order = np.array([0, 2, 5, 3, 4, 6, 7, 8, 1], dtype=np.int64)
+    k, s, d, m, o = chain_cover._contract(n, src, dst, np.array([0, 1, 2]), order)
+    # 8 (one edge in, from 7) goes; 7 stays with its two edges in and out; 3, 4, 5, 6 go
+    assert k == 4 and m.tolist() == [0, 1, 2] and o.tolist() == [0, 2, 3, 1]
+    assert sorted(zip(s.tolist(), d.tolist())) == sorted(
+        [(0, 1), (0, 1), (0, 2), (0, 1), (2, 1), (0, 3), (2, 3), (3, 1), (3, 1), (3, 1)])

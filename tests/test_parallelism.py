@@ -286,6 +286,35 @@ def test_inline_kernels_and_constant_folding_are_not_expensive():
     assert r.width == 2                # live and rnd are independent
 
 
+def test_constant_folding_keeps_outputs_over_the_size_limit():
+    """Grappler does not fold an op whose output is over ``max_constant_bytes`` (10 MiB) and
+    larger than its inputs: a Fill of 4096 x 1024 floats (16 MiB) stays, one of 4 x 4 folds.
+    The output's size is read by position when the shapes are of the folded graph, by name
+    otherwise: the same either way."""
+    from placelint.analyses.dag import index_graph
+    from placelint.analyses.folding import fold_constants
+    from placelint.model.op_index import op_index
+
+    nodes = [const("big_dims", [4096, 1024]), const("small_dims", [4, 4]),
+             const("one", np.ones((), np.float32), dtype=FLOAT),
+             op("big", "Fill", ["big_dims", "one"], T=Type(FLOAT), index_type=Type(INT32)),
+             op("small", "Fill", ["small_dims", "one"], T=Type(FLOAT), index_type=Type(INT32)),
+             op("use_big", "Relu", ["big"]), op("use_small", "Relu", ["small"]),
+             placeholder("x", (4, 4)), op("out_big", "AddV2", ["use_big", "x"]),
+             op("out_small", "AddV2", ["use_small", "x"])]
+    g = graph(*nodes)
+    dag = index_graph(g)
+    ops = op_index(g)
+    mine, other = infer_shapes(g), infer_shapes(graph(*nodes))
+    assert mine.positions is g.positions() and other.positions is not g.positions()
+    for shapes in (mine, other):
+        folded = fold_constants(g, dag, set(ops.types), ops.mask, shapes, executor_table())
+        by_name = dict(zip(dag.index, folded.tolist()))
+        assert shapes.nbytes("big") == 4096 * 1024 * 4
+        assert not by_name["big"] and by_name["small"] and by_name["use_small"]
+        assert not by_name["use_big"]
+
+
 def test_executor_table_cites_sources_and_matches_the_issue():
     t = executor_table()
     for op_name in ("Const", "Identity", "IdentityN", "NoOp", "Shape", "ShapeN", "Rank", "Size",
@@ -536,6 +565,30 @@ def test_cost_formulas_read_only_the_attrs_listed_for_cost_key(op):
     shapes = SimpleNamespace(input_shapes=lambda n: inputs, shape=lambda n, slot=0: shape)
     assert cost_mod.op_cost(node, shapes).known     # the formula ran to the end on these shapes
     assert attrs.read <= set(cost_mod._FORMULAS[op][1])
+
+
+def test_estimate_rows_are_the_cost_keys_in_order_of_first_appearance():
+    """``estimate_ops`` groups the members by op, outputs, io key (by identity: ``io_keys``
+    makes each distinct key once) and formula attrs: the same rows, numbered the same way,
+    as grouping by ``cost_key`` itself; MatMuls differing only in ``transpose_b`` apart."""
+    from placelint.analyses.cost import AssumedSizes, cost_key
+    from placelint.analyses.dag import index_graph
+    from placelint.analyses.parallelism_cost import estimate_ops
+
+    g = graph(placeholder("x", (4, 4)), placeholder("y", (4, 4)), placeholder("z", (8, 4)),
+              op("m1", "MatMul", ["x", "y"]), op("m2", "MatMul", ["y", "x"]),
+              op("m3", "MatMul", ["x", "y"], transpose_b=True), op("m4", "MatMul", ["z", "x"]),
+              op("r1", "Relu", ["m1"]), op("r2", "Relu", ["m4"]), op("r3", "Relu", ["m2"]),
+              op("a1", "AddN", ["r1", "r3"], N=2), op("m5", "MatMul", ["y", "y"], transpose_b=True))
+    shapes = infer_shapes(g)
+    dag = index_graph(g)
+    members = np.ones(dag.n, dtype=bool)
+    members[:3] = False
+    est = estimate_ops(dag, members, AssumedSizes(shapes, 1), shapes, intra_op_table(), 8, g)
+    rows: dict[tuple, int] = {}
+    want = [rows.setdefault(cost_key(dag.nodes[i], shapes), len(rows)) for i in range(3, dag.n)]
+    assert est.row_at[3:].tolist() == want and est.row_at[:3].tolist() == [-1] * 3
+    assert len(rows) == 6 and want[:4] == [0, 0, 1, 2]
 
 
 @settings(max_examples=100, deadline=None)

@@ -6,6 +6,8 @@ the `tf`-marked tests compare with TensorFlow's own `_output_shapes` on real gra
 
 from __future__ import annotations
 
+import itertools
+
 import time
 
 import pytest
@@ -461,6 +463,9 @@ def test_io_keys_by_edge_index_equal_io_key_by_name():
         other = infer_shapes(graph(*nodes))     # the shapes of another graph: by name
         assert other.positions is not g.positions() and other.io_keys(g, at, picked) == want
         assert s.io_keys(g, at[:0], []) == []
+        # either way each distinct key is one object (callers group the nodes by identity)
+        for keys in (s.io_keys(g, at, picked), other.io_keys(g, at, picked)):
+            assert keys[1] is keys[4] and len({id(k) for k in keys}) == len(set(keys)) == 4
     assert any(key[0] for key in want)
 
 
@@ -497,3 +502,54 @@ def test_constants_keep_their_values_over_the_loop_passes():
     assert s.shape("merge", 0) == (-1, 3)       # (relaxed: a second pass ran)
     assert s.value("ax") == (0,) and s.value("half") is None
     assert s.shape("half", 0) == () and s.dtype("half", 0) == FLOAT
+
+
+def test_io_keys_tell_apart_what_io_key_does():
+    """``io_keys`` numbers each input's (slot, shape, dtype) and each output signature
+    before making keys: nodes that differ only in an input's slot, an input's shape, an
+    input's dtype, an output or an input from a missing node still get distinct keys, and
+    equal nodes one shared key."""
+    import numpy as np
+
+    nodes = [
+        placeholder("a", (2, 3)), placeholder("b", (2, 3)), placeholder("c", (3, 3)),
+        placeholder("i", (2, 3), dtype=INT32),
+        op("ab", "AddV2", ["a", "b"]), op("ba", "AddV2", ["b", "a"]), op("ac", "AddV2", ["a", "c"]),
+        op("ai", "AddV2", ["a", "i"]), op("aa", "AddV2", ["a", "^b", "a"]),
+        op("am", "AddV2", ["a", "missing"]), op("ma", "AddV2", ["missing", "a"]),
+        op("id", "Identity", ["a"]), op("sq", "Square", ["a"]), op("sc", "Square", ["c"]),
+    ]
+    g = graph(*nodes)
+    s = infer_shapes(g)
+    everything = list(g.nodes.values())
+    at = np.arange(4, len(everything), dtype=np.int64)
+    picked = [everything[i] for i in at.tolist()]
+    keys = s.io_keys(g, at, picked)
+    assert keys == [s.io_key(n) for n in picked]
+    for x, y in itertools.combinations(range(len(keys)), 2):
+        assert (keys[x] is keys[y]) == (keys[x] == keys[y])
+    assert keys[0] is keys[1] and keys[0] is keys[4]    # ab, ba, aa: equal shapes and dtypes
+    assert len(set(keys)) == len({id(k) for k in keys}) >= 6
+
+
+@pytest.mark.parametrize("others", [0, 2000])
+def test_io_keys_read_each_tensor_once_by_a_table_or_numbered_anew(others):
+    """A tensor read by many inputs (both outputs of an Unpack, read by several ops, some
+    twice) is read once; with 2000 more nodes than the inputs warrant, the tensors are
+    numbered anew instead of by a table over every (node, slot): equal keys either way."""
+    import numpy as np
+
+    nodes = [placeholder(f"p{i}", (1,)) for i in range(others)] + [
+        placeholder("x", (2, 3)), op("u", "Unpack", ["x"], num=2, axis=0, T=Type(FLOAT)),
+        placeholder("z", (5,)), op("a", "AddV2", ["u:1", "u:1"]), op("b", "AddV2", ["u", "u:1"]),
+        op("c", "AddV2", ["u:1", "z"]), op("d", "AddV2", ["z", "u:1"]), op("e", "AddV2", ["z", "z"])]
+    g = graph(*nodes)
+    s = infer_shapes(g)
+    everything = list(g.nodes.values())
+    at = np.arange(others + 3, len(everything), dtype=np.int64)
+    picked = [everything[i] for i in at.tolist()]
+    assert [n.name for n in picked] == list("abcde")
+    keys = s.io_keys(g, at, picked)
+    assert keys == [s.io_key(n) for n in picked] and keys[0][0][0][1] == (3,)
+    assert keys[0] is keys[1]       # both outputs of the Unpack are of shape (3,)
+    assert len({id(k) for k in keys}) == len(set(keys)) == 4

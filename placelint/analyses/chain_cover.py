@@ -43,36 +43,102 @@ def greedy_max_flow(n: int, src: np.ndarray, dst: np.ndarray, member_idx: np.nda
     (member reached on its ``in`` side, on its ``out`` side), in ``member_idx`` order.
     ``order``: the nodes in a topological order of the edges; ``weights``: each member's
     lower bound (None: 1), in ``member_idx`` order."""
+    n, src, dst, member_idx, order = _contract(n, src, dst, member_idx, order)
     members = member_idx.tolist()
-    cap = [0] * n
-    if weights is None:
-        for v in members:
-            cap[v] = 1
-    else:
-        for v, c in zip(members, weights.tolist()):
-            cap[v] = c
+    cap = np.zeros(n, dtype=np.int64)
+    cap[member_idx] = 1 if weights is None else weights
+    cap = cap.tolist()
+    # only the nodes from the first member to the last in ``order`` matter: the ones before
+    # have no member above them (the greedy's initial state), the ones after none below
+    rank = np.empty(n, dtype=np.int64)
+    rank[order] = np.arange(n, dtype=np.int64)
+    at = rank[member_idx]
+    order = order[int(at.min()):int(at.max()) + 1]
     value, units, outs, spare_out, spare_in, pred, p_start = _greedy(n, src, dst, order, cap)
-    more = _finish(n, order, cap, units, outs, spare_out, spare_in, pred, p_start, budget)
-    if more is None:
-        return None
+    succ, s_start = _grouped(n, src, dst)
+    # Is the greedy flow maximum already? Then the search from t that finds the antichain
+    # (usually a small part of the graph: it starts at the chains' last members) reaches
+    # no member with spare ``in`` capacity, and the searches of ``_finish`` (a walk over
+    # the ancestors of every chain's first member) are not needed.
+    searched = _search(n, members, succ, s_start, cap, units, spare_out, spare_in, first=True)
+    if searched[2]:
+        searched = None
+        more = _finish(n, order, cap, units, outs, spare_out, spare_in, pred, p_start, budget)
+        if more is None:
+            return None
+        value += more
 
     def reach():
-        succ, s_start = _grouped(n, src, dst)
-        reached_in, reached_out, found = _search(n, members, succ, s_start, cap, units,
-                                                 spare_out, spare_in)
+        reached_in, reached_out, found = searched or _search(n, members, succ, s_start, cap,
+                                                             units, spare_out, spare_in)
         if found:
             raise ValueError("the flow is not maximum; are the edges acyclic?")
         return (np.asarray(reached_in, dtype=bool)[member_idx],
                 np.asarray(reached_out, dtype=bool)[member_idx])
-    return value + more, reach
+    return value, reach
+
+
+def _contract(n: int, src: np.ndarray, dst: np.ndarray, member_idx: np.ndarray, order: np.ndarray):
+    """The same problem on fewer nodes and edges: ``(n, src, dst, member_idx, order)`` with
+    the nodes that are not members taken out where that keeps which members reach which
+    (the flow's value and the antichain depend on nothing else; see the module docstring):
+    those without an edge in or without one out (no path between members runs through
+    them), then those with one edge in (their out-edges leave from their predecessor
+    instead), then those with one edge out (their in-edges lead to their successor). The
+    members keep their order; the others are numbered anew in node order. Every pass over
+    the edges costs Python time per edge and node: a subset of the members (the useful
+    ops) leaves most of the nodes between them with one edge in."""
+    member = np.zeros(n, dtype=bool)
+    member[member_idx] = True
+    other = ~member
+    dead = other & ((np.bincount(dst, minlength=n) == 0) | (np.bincount(src, minlength=n) == 0))
+    if dead.any():
+        keep = ~(dead[src] | dead[dst])
+        src, dst = src[keep], dst[keep]
+    one_in = other & ~dead & (np.bincount(dst, minlength=n) == 1)
+    if one_in.any():
+        by = one_in[dst]
+        src, dst = _follow(n, dst[by], src[by])[src[~by]], dst[~by]
+    one_out = other & ~dead & ~one_in & (np.bincount(src, minlength=n) == 1)
+    if one_out.any():
+        by = one_out[src]
+        src, dst = src[~by], _follow(n, src[by], dst[by])[dst[~by]]
+    gone = dead | one_in | one_out
+    if not gone.any():
+        return n, src, dst, member_idx, order
+    kept = np.flatnonzero(~gone)
+    renumber = np.full(n, -1, dtype=np.int64)
+    renumber[kept] = np.arange(kept.size, dtype=np.int64)
+    return (int(kept.size), renumber[src], renumber[dst], renumber[member_idx],
+            renumber[order[~gone[order]]])
+
+
+def _follow(n: int, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Where each node ends up when node ``a[i]`` is replaced by ``b[i]``, which may be
+    replaced in turn: the end of that chain (a node not replaced stays), by pointer
+    jumping (the chains end: the edges are acyclic)."""
+    to = np.arange(n, dtype=np.int64)
+    to[a] = b
+    while True:
+        nxt = to[to]
+        if np.array_equal(nxt, to):
+            return to
+        to = nxt
 
 
 def _grouped(n: int, key: np.ndarray, other: np.ndarray) -> tuple[list[int], list[int]]:
     """``other`` grouped by ``key`` (``other[starts[v]:starts[v + 1]]`` for ``key == v``)."""
     if key.size > 1 and not bool((key[1:] >= key[:-1]).all()):
-        by = np.argsort(key, kind="stable")
-        key, other = key[by], other[by]
-    return other.tolist(), np.searchsorted(key, np.arange(n + 1)).tolist()
+        other = other[np.argsort(key, kind="stable")]
+    return other.tolist(), _starts(n, key).tolist()
+
+
+def _starts(n: int, key: np.ndarray) -> np.ndarray:
+    """Where each node's run starts among ``key`` sorted (and ``key.size`` at ``n``): the
+    counts summed up (quicker than a search of each node in the sorted keys)."""
+    starts = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(np.bincount(key, minlength=n), out=starts[1:])
+    return starts
 
 
 def _greedy(n, src, dst, order, cap):
@@ -88,19 +154,34 @@ def _greedy(n, src, dst, order, cap):
     outs: list[dict | None] = [None] * n      # member -> {member linked after it: units}
     value = 0
     for v in order.tolist():
-        top = a_top = 0
-        best = a_best = -1
-        for j in range(p_start[v], p_start[v + 1]):
-            u = pred[j]
-            if level[u] > top:
-                top = level[u]
-                best = last[u]
-            b = alt[u]
-            if b >= 0 and alt_level[u] > a_top and spare_out[b]:
-                a_top = alt_level[u]
-                a_best = b
-        if best >= 0 and spare_out[best]:
-            a_top, a_best = top, best
+        lo = p_start[v]
+        hi = p_start[v + 1]
+        if hi - lo == 1:    # (most nodes: the loop below with one predecessor, unrolled)
+            u = pred[lo]
+            top = level[u]
+            best = last[u]
+            if best >= 0 and spare_out[best]:
+                a_top, a_best = top, best
+            else:
+                a_best = alt[u]
+                if a_best >= 0 and spare_out[a_best]:
+                    a_top = alt_level[u]
+                else:
+                    a_top, a_best = 0, -1
+        else:
+            top = a_top = 0
+            best = a_best = -1
+            for j in range(lo, hi):
+                u = pred[j]
+                if level[u] > top:
+                    top = level[u]
+                    best = last[u]
+                b = alt[u]
+                if b >= 0 and alt_level[u] > a_top and spare_out[b]:
+                    a_top = alt_level[u]
+                    a_best = b
+            if best >= 0 and spare_out[best]:
+                a_top, a_best = top, best
         c = cap[v]
         if c:
             if a_best >= 0:
@@ -126,10 +207,11 @@ def _greedy(n, src, dst, order, cap):
     return value, units, outs, spare_out, spare_in, pred, p_start
 
 
-def _search(n, members, succ, s_start, cap, units, spare_out, spare_in):
+def _search(n, members, succ, s_start, cap, units, spare_out, spare_in, first=False):
     """The search of the residual network from ``t``: which nodes it reaches on their
     ``in`` side (a node that is not a member: the node) and ``out`` side, and the members
-    with spare ``in`` capacity it reaches (an augmenting path each)."""
+    with spare ``in`` capacity it reaches (an augmenting path each; with ``first``, the
+    search stops at the first such member)."""
     reached_in = [False] * n
     reached_out = [False] * n
     expanded = [False] * n
@@ -154,6 +236,8 @@ def _search(n, members, succ, s_start, cap, units, spare_out, spare_in):
                 if cap[x]:
                     if spare_in[x]:
                         found.append(x)
+                        if first:
+                            return reached_in, reached_out, found
                     linked = units[x]
                     if linked:
                         for s in linked:

@@ -25,7 +25,7 @@ from ..model.graph import Node
 from .op_tables import cost_table
 from .shape_inference import Shape, ShapeInfo, num_elements
 
-__all__ = ["AssumedSizes", "OpCost", "cost_key", "has_unknown_dims", "op_cost", "UNIT"]
+__all__ = ["AssumedSizes", "OpCost", "cost_key", "formula_attrs", "has_unknown_dims", "op_cost", "UNIT"]
 
 UNIT = 1
 OPS_PER_MAC = 2  # kOpsPerMac
@@ -243,17 +243,22 @@ def cost_key(node: Node, shapes: ShapeInfo, io_key: tuple | None = None) -> tupl
     of the attrs its formula reads (no attrs for ops without one). Nodes with equal keys
     have equal costs and intra-op uses, and layers repeat: callers compute them once per key.
     ``io_key``: ``shapes.io_key(node)`` when the caller has it (``ShapeInfo.io_keys``)."""
-    op = node.op
-    key = (op, len(node.output_dtypes or ()), shapes.io_key(node) if io_key is None else io_key)
-    formula = _FORMULAS.get(op)
-    if formula is not None and formula[1]:
-        attrs = node.attrs
-        values = []
-        for name in formula[1]:
-            a = attrs.get(name)
-            values.append(None if a is None else a.SerializeToString())
-        key += tuple(values)
-    return key
+    return (node.op, len(node.output_dtypes or ()), shapes.io_key(node) if io_key is None else io_key,
+            *formula_attrs(node))
+
+
+def formula_attrs(node: Node) -> tuple:
+    """The values (serialized) of the attrs ``node``'s cost formula reads, in ``cost_key``
+    (empty for an op without a formula or whose formula reads none)."""
+    formula = _FORMULAS.get(node.op)
+    if formula is None or not formula[1]:
+        return ()
+    attrs = node.attrs
+    values = []
+    for name in formula[1]:
+        a = attrs.get(name)
+        values.append(None if a is None else a.SerializeToString())
+    return tuple(values)
 
 
 # --------------------------------------------------------------------------- assumed sizes

@@ -59,6 +59,10 @@ def fold_constants(graph: Graph, dag: IndexedDag, op_types: set[str], per_op,
                or (rank and s is not None) for e in node.in_edges if e.src_slot >= 0):
             const[i] = True
 
+    # a node's own output by its position when the shapes are of this graph (no look-up
+    # of its name)
+    by_position = shapes.positions is graph.positions()
+
     def folds(i: int) -> bool:
         """The checks on a node whose data inputs are all constant."""
         if not has_consumers[i]:
@@ -72,7 +76,7 @@ def fold_constants(graph: Graph, dag: IndexedDag, op_types: set[str], per_op,
                 data.append(e)
         if DT_VARIANT in (node.output_dtypes or ()):
             return False
-        out_bytes = shapes.nbytes(node, 0)
+        out_bytes = shapes.dtype_nbytes_at(i, 0)[1] if by_position else shapes.nbytes(node, 0)
         # (the inputs' bytes matter only for an output over the size limit)
         return not (out_bytes is not None and out_bytes > table.max_constant_bytes
                     and out_bytes > sum(shapes.nbytes(e.src, e.src_slot) or 0 for e in data))

@@ -15,12 +15,11 @@ expensive nodes.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from itertools import repeat
 from typing import Any
 
 import numpy as np
 
-from .cost import AssumedSizes, OpCost, cost_key, has_unknown_dims, op_cost
+from .cost import AssumedSizes, OpCost, formula_attrs, has_unknown_dims, op_cost
 from ..model.graph import Graph
 from .dag import IndexedDag
 from .intra_op import IntraOpUse, intra_op_use
@@ -115,11 +114,15 @@ def estimate_ops(dag: IndexedDag, members: np.ndarray, sizes: AssumedSizes, shap
     nodes = dag.nodes
     idx = np.flatnonzero(members)
     member_nodes = list(map(nodes.__getitem__, idx.tolist()))
-    # one estimate per distinct cost key (a row), numbered in order of first appearance
+    # one estimate per distinct cost key (a row), numbered in order of first appearance;
+    # the key's io part by identity (``io_keys`` makes each distinct one once): the same
+    # rows as by ``cost_key``, without hashing a tuple of every input's shape per node
     reuse: dict[tuple, int] = {}
     new_row = reuse.setdefault
-    keys = map(cost_key, member_nodes, repeat(shapes), shapes.io_keys(graph, idx, member_nodes))
-    at = np.fromiter((new_row(key, len(reuse)) for key in keys), dtype=np.int64, count=idx.size)
+    at = np.fromiter((new_row((node.op, len(node.output_dtypes or ()), id(io), *formula_attrs(node)),
+                              len(reuse))
+                      for node, io in zip(member_nodes, shapes.io_keys(graph, idx, member_nodes))),
+                     dtype=np.int64, count=idx.size)
     first = np.unique(at, return_index=True)[1].tolist()    # each row's first member
     groups: dict[tuple[str, OpCost, IntraOpUse], int] = {}
     row_group: list[int] = []

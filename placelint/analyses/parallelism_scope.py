@@ -57,15 +57,16 @@ def step_mask(dag: IndexedDag, step_nodes, per_op, pred: Grouped | None = None
     ``pred``: each node's predecessors (``Grouped(n, dag.dst, dag.src)``), if the caller
     has them."""
     n = dag.n
-    names = list(dag.index)     # node names in node order
     if step_nodes is not None:
-        mask = np.fromiter(map(step_nodes.__contains__, names), dtype=bool, count=n)
+        mask = np.fromiter(map(step_nodes.__contains__, dag.index), dtype=bool, count=n)
         return mask, int(n - np.count_nonzero(mask))
     remaining = np.bincount(dag.src, minlength=n)     # out edges not yet left out
     has_out = remaining > 0
-    targets = [i for i in np.flatnonzero(per_op("NoOp".__eq__)).tolist() if _TARGET.search(names[i])]
+    nodes = dag.nodes       # (the names of the few nodes asked about, not a list of all)
+    targets = [i for i in np.flatnonzero(per_op("NoOp".__eq__)).tolist()
+               if _TARGET.search(nodes[i].name)]
     targets += [i for i in np.flatnonzero(~has_out).tolist()      # sinks in save scopes
-                if "save" in names[i] and _SAVE_SCOPE.search(names[i])]
+                if "save" in (name := nodes[i].name) and _SAVE_SCOPE.search(name)]
     if not targets:
         return np.ones(n, dtype=bool), 0
     # the step: the nodes with a path to a sink that is not a target, through no target.

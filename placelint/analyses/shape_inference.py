@@ -89,27 +89,76 @@ class ShapeInfo:
         return self._key(node, [pos(e.src, none) for e in node.in_edges], pos(node.name, none))
 
     def io_keys(self, graph: Graph, at: np.ndarray, nodes: list[Node]) -> list[tuple]:
-        """``io_key`` of ``nodes``, the nodes of ``graph`` at positions ``at``. When the
-        shapes are of ``graph``, each input's source position comes from the graph's edge
-        index rather than a look-up of its name (the expensive ops of a 10^6-node graph
-        have ~10^6 inputs, and each look-up missed the cache)."""
+        """``io_key`` of ``nodes``, the nodes of ``graph`` at positions ``at``, each distinct
+        key made once: equal keys are one object, so a caller may group them by identity
+        (thousands of nodes share a few dozen keys). When the shapes are of ``graph``, each
+        input's source position comes from the graph's edge index rather than a look-up of
+        its name (the expensive ops of a 10^6-node graph have ~10^6 inputs, and each
+        look-up missed the cache), and a node's key is put together from small integers,
+        one per distinct input entry and output signature, before any key tuple is made."""
         if self._pos is not graph.positions() or not at.size:
-            return list(map(self.io_key, nodes))
+            made: dict[tuple, tuple] = {}
+            return [made.setdefault(key, key) for key in map(self.io_key, nodes)]
         ge = graph_edges(graph)
         count = np.bincount(ge.dst, minlength=len(graph.nodes))
         first = np.cumsum(count) - count
         lo, k = first[at], count[at]
-        total = int(k.sum())
-        rows = np.repeat(lo - (np.cumsum(k) - k), k) + np.arange(total)
+        rows = np.repeat(lo - (np.cumsum(k) - k), k) + np.arange(int(k.sum()))
+        slot = ge.src_slot[rows]
+        data = slot >= 0
+        rows, slot = rows[data], slot[data]
+        k = np.bincount(np.repeat(np.arange(at.size), k)[data], minlength=at.size).tolist()
         src = ge.src[rows]
-        src_at = np.where(src >= 0, src, self._none).tolist()
-        out = []
-        j = 0       # the next input's row in ``src_at``: the nodes' in-edges, end to end
-        for p, node in zip(at.tolist(), nodes):
-            k = len(node.in_edges)
-            out.append(self._key(node, src_at[j:j + k], p))
-            j += k
-        return out
+        src = np.where(src >= 0, src, self._none)
+        # each data input's (shape, dtype) read once per distinct tensor (source, slot): the
+        # inputs an op type shares (an optimizer's scalars) and a tensor read twice; the
+        # last input of each tensor reads it, by a table over the tensors' ids (numbered
+        # anew when that table would be larger than a few times the inputs)
+        width = int(slot.max(initial=0)) + 1
+        tensor = src * width + slot
+        if (self._none + 1) * width > 4 * tensor.size + 1024:
+            tensor = np.unique(tensor, return_inverse=True)[1].reshape(-1)
+        last = np.empty(int(tensor.max(initial=0)) + 1, dtype=np.int64)
+        last[tensor] = np.arange(tensor.size)
+        reader = last[tensor]                   # the input that reads each one's tensor
+        reads = np.flatnonzero(reader == np.arange(tensor.size))
+        shapes, dtypes = self._shapes, self._dtypes
+        slot_r = slot[reads].tolist()
+        src_r = src[reads].tolist()
+        outs = [shapes[q] for q in src_r]
+        s_in = [o[i] if o is not None and i < len(o) else None for o, i in zip(outs, slot_r)]
+        outs = [dtypes[q] for q in src_r]
+        d_in = [o[i] if o is not None and i < len(o) else None for o, i in zip(outs, slot_r)]
+        values: dict[tuple, int] = {}
+        number = values.setdefault
+        kind = np.zeros(tensor.size, dtype=np.int64)    # (shape, dtype) number, by reader
+        kind[reads] = [number(v, len(values)) for v in zip(s_in, d_in)]
+        value = list(values)
+        # each input's (slot, shape, dtype) as the number of its distinct value
+        edges = ge.edges
+        dst_slot = np.fromiter([edges[r].dst_slot for r in rows.tolist()], dtype=np.int64,
+                               count=rows.size)
+        slots = int(dst_slot.max(initial=0)) + 2
+        entries, code = np.unique(kind[reader] * slots + (dst_slot + 1), return_inverse=True)
+        code = code.reshape(-1).tolist()
+        entry = [(d - 1, *value[v]) for v, d in zip((entries // slots).tolist(),
+                                                     (entries % slots).tolist())]
+        # each node's outputs likewise, then its inputs' numbers: a key of small integers
+        signatures: dict[tuple, int] = {}
+        number = signatures.setdefault
+        made: dict[tuple, int] = {}
+        group = made.setdefault
+        at_l = at.tolist()
+        by_node = []
+        j = 0
+        for p, n_in in zip(at_l, k):
+            s, d = shapes[p], dtypes[p]
+            sig = (None if s is None else tuple(s), None if d is None else tuple(d))
+            by_node.append(group((number(sig, len(signatures)), *code[j:j + n_in]), len(made)))
+            j += n_in
+        signature = list(signatures)
+        keys = [(tuple(entry[c] for c in key[1:]), *signature[key[0]]) for key in made]
+        return [keys[g] for g in by_node]
 
     def _key(self, node: Node, sources: list[int], p: int) -> tuple:
         """``io_key`` of ``node``, at position ``p``, whose in-edges come from the nodes at

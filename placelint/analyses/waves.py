@@ -28,10 +28,11 @@ class Grouped:
 
     def __init__(self, n: int, key: np.ndarray, other: np.ndarray):
         if key.size > 1 and not bool((key[1:] >= key[:-1]).all()):
-            by = np.argsort(key, kind="stable")
-            key, other = key[by], other[by]
+            other = other[np.argsort(key, kind="stable")]
         self.other = other
-        self.starts = np.searchsorted(key, np.arange(n + 1))
+        # (the counts summed up: quicker than a search of each node in the sorted keys)
+        self.starts = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum(np.bincount(key, minlength=n), out=self.starts[1:])
 
     def at(self, wave: np.ndarray) -> np.ndarray:
         """The ``other`` ends of the edges at the nodes of ``wave`` (each node's run, end
