@@ -254,10 +254,11 @@ def test_function_call_args_and_retvals_pass_shapes():
     assert s.shape("out", 0) == (3, 7)
 
 
-def test_tf1_while_loop_relaxes_loop_variant_dims():
-    """x = concat(x, x) inside a loop: the Merge (and everything after) loses that dim."""
-    nodes = [
-        placeholder("x", (2, 3)), const("ax", 0, shape=()),
+def _concat_loop(*extra):
+    """A TF1 while loop whose body is x = concat(x, x) (its first dim varies), with
+    ``extra`` nodes before it."""
+    return [
+        placeholder("x", (2, 3)), const("ax", 0, shape=()), *extra,
         op("enter", "Enter", ["x"], frame_name="w"),
         op("merge", "Merge", ["enter", "next"], N=2),
         op("cond", "Placeholder", dtype=Type(BOOL), shape=Shape(())),
@@ -266,7 +267,11 @@ def test_tf1_while_loop_relaxes_loop_variant_dims():
         op("next", "NextIteration", ["body"]),
         op("exit", "Exit", ["switch"]),
     ]
-    _, s = shapes_of(*nodes)
+
+
+def test_tf1_while_loop_relaxes_loop_variant_dims():
+    """x = concat(x, x) inside a loop: the Merge (and everything after) loses that dim."""
+    _, s = shapes_of(*_concat_loop())
     assert s.shape("enter", 0) == (2, 3)
     assert s.shape("merge", 0) == (-1, 3)
     assert s.shape("exit", 0) == (-1, 3)
@@ -487,18 +492,7 @@ def test_variable_shapes_memoized_by_attr_object_and_by_bytes():
 def test_constants_keep_their_values_over_the_loop_passes():
     """A relaxed loop takes a second pass: an integer Const keeps its value there, a float
     Const has none in any pass (its first pass skips dropping what it cannot have)."""
-    nodes = [
-        placeholder("x", (2, 3)), const("ax", 0, shape=()),
-        const("half", 0.5, dtype=FLOAT, shape=()),
-        op("enter", "Enter", ["x"], frame_name="w"),
-        op("merge", "Merge", ["enter", "next"], N=2),
-        op("cond", "Placeholder", dtype=Type(BOOL), shape=Shape(())),
-        op("switch", "Switch", ["merge", "cond"]),
-        op("body", "ConcatV2", ["switch:1", "switch:1", "ax"], N=2),
-        op("next", "NextIteration", ["body"]),
-        op("exit", "Exit", ["switch"]),
-    ]
-    _, s = shapes_of(*nodes)
+    _, s = shapes_of(*_concat_loop(const("half", 0.5, dtype=FLOAT, shape=())))
     assert s.shape("merge", 0) == (-1, 3)       # (relaxed: a second pass ran)
     assert s.value("ax") == (0,) and s.value("half") is None
     assert s.shape("half", 0) == () and s.dtype("half", 0) == FLOAT
