@@ -42,14 +42,26 @@ def main_callback(version: bool = typer.Option(False, "--version", callback=_ver
     pass
 
 
-def _register_commands():
+def _register_commands(argv: list[str] | None = None):
+    """Import the command modules and add the commands they declare to ``app``: all of
+    them, or when ``argv`` (the program's arguments) starts with a command that a module
+    of its name declares (``placelint check ...``), that module's only. Typer makes a
+    click command of every function registered, reading its signature: for the nine
+    commands ~10 ms, a twentieth of a cold ``check``, spent on eight that do not run.
+    Anything else (``--help``, a mistyped or an unlisted name) registers all of them, so
+    the help and click's "No such command" see every command as before."""
     import importlib
     import pkgutil
 
     from . import commands
-    for info in sorted(pkgutil.iter_modules(commands.__path__), key=lambda i: i.name):
-        if not info.name.startswith("_"):
-            importlib.import_module(f"{commands.__name__}.{info.name}")
+    names = sorted(info.name for info in pkgutil.iter_modules(commands.__path__)
+                   if not info.name.startswith("_"))
+    first = next((a for a in argv if not a.startswith("-")), None) if argv else None
+    if first in names:
+        importlib.import_module(f"{commands.__name__}.{first}")
+    if first not in {name or func.__name__.replace("_", "-") for name, func in COMMANDS}:
+        for name in names:
+            importlib.import_module(f"{commands.__name__}.{name}")
     known = {c.callback for c in app.registered_commands}
     for name, func in COMMANDS:
         if func not in known:
@@ -75,7 +87,7 @@ def _stop_interrupted():
 def main():
     signal.signal(signal.SIGINT, _on_sigint)
     try:
-        _register_commands()
+        _register_commands(sys.argv[1:])
         app()
     except SystemExit:
         if _interrupted:
