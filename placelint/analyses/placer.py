@@ -71,7 +71,7 @@ class _Placer(ColocationGraph):
         # the (``_Arg``, source) pairs of the function bodies, as an array of two columns
         pinned = np.fromiter(chain.from_iterable(self.pinned_args), dtype=np.int64,
                              count=2 * len(self.pinned_args)).reshape(-1, 2)
-        deferred_roots = np.unique(roots[pinned[:, 0]])
+        deferred_roots = roots[pinned[:, 0]]
         self.deferred = deferred = set(deferred_roots.tolist())
         if deferred:
             in_body = np.isin(roots, deferred_roots)
