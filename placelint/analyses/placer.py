@@ -29,6 +29,7 @@ IsIdentity, IsMerge) are ``model/ops.py``.
 
 from __future__ import annotations
 
+from itertools import chain
 from typing import NamedTuple
 
 import numpy as np
@@ -67,9 +68,13 @@ class _Placer(ColocationGraph):
         roots = _roots(self.parent)
         is_gen = np.zeros(n, dtype=bool)
         is_gen[self.generators] = True
-        self.deferred = deferred = {int(roots[a]) for a, _ in self.pinned_args}
+        # the (``_Arg``, source) pairs of the function bodies, as an array of two columns
+        pinned = np.fromiter(chain.from_iterable(self.pinned_args), dtype=np.int64,
+                             count=2 * len(self.pinned_args)).reshape(-1, 2)
+        deferred_roots = roots[pinned[:, 0]]
+        self.deferred = deferred = set(deferred_roots.tolist())
         if deferred:
-            in_body = np.isin(roots, np.fromiter(deferred, dtype=np.int64))
+            in_body = np.isin(roots, deferred_roots)
             body = np.flatnonzero(in_body)      # a group at a time, in order of first node
             body_roots = roots[body]
             _, first = np.unique(body_roots, return_index=True)
@@ -99,7 +104,7 @@ class _Placer(ColocationGraph):
                                                           leaders[maybe].tolist())))
         visit = ((is_gen[leaders] | follows) & choose) | (device < 0)
         if deferred:
-            body = np.isin(leader_roots, np.fromiter(deferred, dtype=np.int64))
+            body = np.isin(leader_roots, deferred_roots)
             visit |= body
         if self.failed_roots:
             failed = np.isin(leader_roots, np.fromiter(self.failed_roots, dtype=np.int64))
@@ -114,7 +119,7 @@ class _Placer(ColocationGraph):
         for i in leaders[visit & ~body if deferred else visit].tolist():
             self.place_group(order[i], i, self._roots[i], bool(is_gen[i]))
         if deferred:        # (the function bodies come last in the sequence)
-            self._place_bodies(leaders[visit & body].tolist(), is_gen, slot)
+            self._place_bodies(leaders[visit & body], roots, at, pinned, is_gen, slot)
         # every node: its group's device, as a code (a view: no dict of every node)
         codes = np.array(self._by_root, dtype=np.int64)[roots]
         codes[codes < 0] = len(self._table) - 1         # (a failed group: None, the last)
@@ -148,23 +153,29 @@ class _Placer(ColocationGraph):
                 single[k] = len(found) == 1
         return first, single
 
-    def _place_bodies(self, leaders: list[int], is_gen: np.ndarray, slot: dict):
-        """The function bodies' leaders, in order. A body's group reached through a
-        resource ``_Arg`` is pinned to the device its ``_Arg``'s input got (TF instantiates
-        the body with ``_Arg`` nodes assigned to their inputs' devices; a body node's own
-        request on the resource is then ignored, as across any resource edge), then
-        placed: a group whose state then has one candidate device gets it without a visit
-        (``place_group`` would choose it)."""
-        source_of: dict[int, int] = {}
-        for arg, src in self.pinned_args:
-            source_of.setdefault(self._roots[arg], src)
-        roots, at, by_root, state = self._roots, self._at, self._by_root, self.state
-        order, failed = self.order, self.failed_roots
+    def _place_bodies(self, leaders: np.ndarray, roots: np.ndarray, at: np.ndarray,
+                      pinned: np.ndarray, is_gen: np.ndarray, slot: dict):
+        """The function bodies' leaders, in order (``roots``, ``at``: each node's group root
+        and place in the sequence; ``pinned``: ``pinned_args`` as rows). A body's group reached through a resource ``_Arg`` is
+        pinned to the device its ``_Arg``'s input got (TF instantiates the body with
+        ``_Arg`` nodes assigned to their inputs' devices; a body node's own request on the
+        resource is then ignored, as across any resource edge), then placed: a group whose
+        state then has one candidate device gets it without a visit (``place_group`` would
+        choose it)."""
+        # each group's source: that of its first pinned ``_Arg``, when it comes before the
+        # leader (its device is known then); as the source's group root, -1 for none
+        arg_roots, first = np.unique(roots[pinned[:, 0]], return_index=True)
+        source = np.full(len(roots), -1, dtype=np.int64)
+        source[arg_roots] = pinned[first, 1]
+        leader_roots = roots[leaders]
+        src = source[leader_roots]
+        known_src = src >= 0
+        src = np.where(known_src, src, 0)
+        src_root = np.where(known_src & (at[src] < at[leaders]), roots[src], -1)
+        by_root, state, order, failed = self._by_root, self.state, self.order, self.failed_roots
         known: dict[tuple[int, int], tuple[State, int]] = {}
-        for i in leaders:
-            root = roots[i]
-            src = source_of.get(root)
-            code = by_root[roots[src]] if src is not None and at[src] < at[i] else -1
+        for i, root, sr in zip(leaders.tolist(), leader_roots.tolist(), src_root.tolist()):
+            code = by_root[sr] if sr >= 0 else -1
             st = state[root]
             hit = known.get((st.id, code))
             if hit is None:

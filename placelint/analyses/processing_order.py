@@ -50,17 +50,26 @@ def _ordered(graph: Graph) -> tuple[list[Node], Mapping[str, int], np.ndarray | 
     if graph.edges_point_forward():
         # the first ready node is then always the first node not yet taken
         return nodes, index, None
-    # Kahn's algorithm, the smallest ready position first, over the shared integer edge
-    # index. A sweep over the positions takes each node that is ready when the sweep
-    # reaches it; a node made ready behind the sweep is the smallest ready one, taken at
-    # once (a heap holds those: the few edges that point backwards in graph order).
     n = len(nodes)
     ge = graph_edges(graph)
     src, dst = ge.src, ge.dst
-    pending = np.bincount(dst, minlength=n)     # every in-edge, from the graph or not
     ops = op_index(graph)
+    taken = None if ops.any_of(MERGE) else sweep_order(n, src, dst)
+    if taken is None:
+        taken = kahn_order(n, src, dst, _pending(n, ge, ops))
+    order = list(map(nodes.__getitem__, taken.tolist()))
+    at = np.empty(n, dtype=np.int64)
+    at[taken] = np.arange(n, dtype=np.int64)
+    return order, ProcessingIndex(order, index, at), at
+
+
+def _pending(n: int, ge, ops) -> np.ndarray:
+    """How many in-edges each node waits for: every one, from the graph or not, but for a
+    Merge with a loop back edge, which waits for its control edges and one more."""
+    src, dst = ge.src, ge.dst
+    pending = np.bincount(dst, minlength=n)
     merges = np.flatnonzero(ops.mask(MERGE.__contains__)).tolist() if ops.any_of(MERGE) else []
-    if merges:      # a Merge with a loop back edge waits for its control edges and one more
+    if merges:
         back = np.zeros(src.size, dtype=bool)
         known = src >= 0
         back[known] = ops.mask(NEXT_ITERATION.__contains__)[src[known]]
@@ -69,6 +78,16 @@ def _ordered(graph: Graph) -> tuple[list[Node], Mapping[str, int], np.ndarray | 
             rows = np.flatnonzero(dst == i)
             if back[rows].any():
                 pending[i] = int(np.count_nonzero(control[rows])) + 1
+    return pending
+
+
+def kahn_order(n: int, src: np.ndarray, dst: np.ndarray, pending: np.ndarray) -> np.ndarray:
+    """The positions in processing order: Kahn's algorithm, the smallest ready position
+    first, node by node over the edge arrays (``pending``: the in-edges each node waits
+    for). A sweep over the positions takes each node that is ready when the sweep reaches
+    it; a node made ready behind the sweep is the smallest ready one, taken at once (a heap
+    holds those: the few edges that point backwards in graph order). Nodes left on a
+    non-loop cycle, or waiting for an edge from outside the graph, follow in graph order."""
     known = np.flatnonzero(src >= 0)
     by_src = known[np.argsort(src[known], kind="stable")]
     succ = dst[by_src].tolist()
@@ -102,10 +121,76 @@ def _ordered(graph: Graph) -> tuple[list[Node], Mapping[str, int], np.ndarray | 
             k = pop(behind)
     if len(taken) < n:      # nodes left on a non-loop cycle: in graph order
         taken += [k for k in range(n) if not done[k]]
-    order = list(map(nodes.__getitem__, taken))
+    return np.array(taken, dtype=np.int64)
+
+
+#: rounds of ``sweep_order``'s raising (one per edge of the longest chain of late nodes,
+#: and one to see nothing change: the benchmark graphs need two), after which
+#: ``kahn_order`` is cheaper
+_MAX_RAISES = 8
+
+
+def sweep_order(n: int, src: np.ndarray, dst: np.ndarray) -> np.ndarray | None:
+    """``kahn_order``'s order worked out over the edge arrays, for a graph without Merge nodes;
+    None when it does not apply (an edge from outside the graph, a cycle). ``kahn_order``'s sweep
+    takes node ``k`` at the step ``T(k) = max(k, T(p) for p its predecessors)``: at step
+    ``k`` itself when it is ready then (most nodes: ``T`` starts as the positions and rises
+    only below edges that point backwards, raised along the edges until nothing changes),
+    else, *late*, in the cascade of the step its last predecessor was taken at, after that
+    step's own node, by a heap over the late nodes of that step (few: those below a
+    backward edge). The result is checked to be a topological order; a cycle fails the
+    check."""
+    if (src < 0).any() or (src == dst).any():     # (a self-loop: a cycle)
+        return None
+    steps = np.arange(n, dtype=np.int64)
+    for _ in range(_MAX_RAISES):    # raise the steps along the edges until nothing changes
+        src_steps = steps[src]
+        up = src_steps > steps[dst]
+        if not up.any():
+            break
+        np.maximum.at(steps, dst[up], src_steps[up])
+    else:
+        return None     # long chains below backward edges: node by node is cheaper
+    late = steps != np.arange(n)
+    late_at = np.flatnonzero(late)
+    if not late_at.size:
+        return steps
+    # the late nodes, step by step, by a heap keyed (step, position): a late node waits
+    # for its late predecessors of the same step (the others are taken before); over the
+    # late nodes only, numbered 0.. in graph order
+    inner = np.flatnonzero(late[src] & late[dst] & (steps[src] == steps[dst]))
+    number = np.cumsum(late) - 1
+    a, b = number[src[inner]], number[dst[inner]]
+    by_a = np.argsort(a, kind="stable")
+    succ = b[by_a].tolist()
+    starts = np.searchsorted(a[by_a], np.arange(late_at.size + 1)).tolist()
+    waiting = np.bincount(b, minlength=late_at.size).tolist()
+    late_steps = steps[late_at]
+    size = late_at.size
+    key = (late_steps * size + np.arange(size)).tolist()
+    heap = [key[k] for k in range(late_at.size) if waiting[k] == 0]
+    heapq.heapify(heap)
+    push, pop = heapq.heappush, heapq.heappop
+    cascade: list[int] = []
+    while heap:
+        k = pop(heap) % size
+        cascade.append(k)
+        for j in succ[starts[k]:starts[k + 1]]:
+            left = waiting[j] - 1
+            waiting[j] = left
+            if left == 0:
+                push(heap, key[j])
+    if len(cascade) < late_at.size:
+        return None
+    on_time = np.flatnonzero(~late)
+    cascade = np.array(cascade, dtype=np.int64)
+    taken = np.insert(on_time, np.searchsorted(on_time, late_steps[cascade], side="right"),
+                      late_at[cascade])
     at = np.empty(n, dtype=np.int64)
     at[taken] = np.arange(n, dtype=np.int64)
-    return order, ProcessingIndex(order, index, at), at
+    if not (at[src] < at[dst]).all():       # a cycle
+        return None
+    return taken
 
 
 class ProcessingIndex(Mapping):
