@@ -53,8 +53,11 @@ class BuildResult:
 
 class _Builder(FunctionExpansion):
     def __init__(self, graph_def: GraphDef, name: str, library: FunctionLibrary,
-                 early_alias: bool = True):
+                 early_alias: bool = True, fast: bool = True):
         self.graph = Graph(name)
+        #: the usual nodes are added by the loops of ``add_top_level`` and ``add_body``
+        #: (else each through ``add``: tests compare the two)
+        self.fast = fast
         #: an input read through the aliases of the calls expanded so far becomes an edge at
         #: once (see ``_add_inputs``); off for a graph that expands two calls of one name,
         #: whose second expansion redirects what the first one's aliases said
@@ -162,7 +165,7 @@ class _Builder(FunctionExpansion):
             self._attach_bodies(nd, node, device, function, loop, resolve, stack)
         return node
 
-    def add_top_level(self, nds, validator: NodeDefValidator, fast: bool = True) -> None:
+    def add_top_level(self, nds, validator: NodeDefValidator) -> None:
         """Add the GraphDef's own NodeDefs ``nds`` in order and hand each to the import-time
         ``validator`` unless it passes (see ``NodeDefValidator.passes``): the fields of each
         are read once, for both.
@@ -174,13 +177,13 @@ class _Builder(FunctionExpansion):
         that name an existing node that no pending edge leaves (``x``, ``x:1``, ``^x``),
         whose output dtypes are known for a data input, become edges here, typed as
         ``_connect`` types them; from its first other input on, ``_add_inputs`` takes the
-        rest. Any other node goes through ``add``, as every node does when not ``fast``
+        rest. Any other node goes through ``add``, as every node does when not ``self.fast``
         (tests compare the two). (While no call was expanded, every node of the graph is
         a top-level one, and a pending edge enters only nodes of the graph: the tests of
         ``_add_inputs`` on the source's function and on edges waiting to enter the new
         node always pass here.)"""
         nodes, budget = self.graph.nodes, self.node_budget
-        plain = self._plain if fast else {}
+        plain = self._plain if self.fast else {}
         devices, alias, control_alias = self._devices, self.alias, self.control_alias
         waiting_src = self.waiting_src
         add, add_inputs, record_of = self.add, self._add_inputs, self.attr_records.miss
@@ -465,12 +468,12 @@ def build_graph(graph_def: GraphDef, *, name: str = "", library=None) -> BuildRe
 
 def _build(graph_def: GraphDef, name: str, library: FunctionLibrary, early_alias: bool,
            fast: bool = True) -> BuildResult:
-    """``build_graph`` (``early_alias``: see ``_Builder``; ``fast``: see ``add_top_level``)."""
-    b = _Builder(graph_def, name, library, early_alias)
+    """``build_graph`` (``early_alias``, ``fast``: see ``_Builder``)."""
+    b = _Builder(graph_def, name, library, early_alias, fast)
     validator = NodeDefValidator(graph_def, b.opdb, b.graph.nodes, b.library)
     validator.check_functions()     # the called bodies, while the graph is still empty
     b.library.release()     # (parsed again as the expansion reads them)
-    b.add_top_level(graph_def.node, validator, fast)
+    b.add_top_level(graph_def.node, validator)
     b.release_bodies()     # the function bodies are read no more: their messages go
     result = b.finish()
     checked = validator.result()

@@ -24,6 +24,7 @@ from ..checks.pl004_missing_function import MissingFunction
 from ..checks.pl005_invalid_graph import InvalidGraph
 from ..checks.pl002_unsupported_format import UnsupportedFormat
 from ..proto import AttrValue, NodeDef
+from .body_nodes import BodyNodes
 from .devices import parse_device
 from .graph import Node
 from .ops import PARTITIONED_CALL, WHILE
@@ -59,7 +60,7 @@ class Reexpanded(Exception):
     starts again without making such edges early)."""
 
 
-class FunctionExpansion:
+class FunctionExpansion(BodyNodes):
     """Mixed into the graph builder: expands calls and attaches control-flow bodies."""
 
     def wait(self, src: str, slot: int, dst: str, dst_slot: int, text: str) -> None:
@@ -187,15 +188,8 @@ class FunctionExpansion:
                 self.control_edge(entry_control, node, "^" + entry_control)
 
         body_resolve = self._function_resolver(prefix, arg_nodes, by_name, resolved)
-        add = self.add
-        for body, body_name, op, body_device, inputs in bodies:
-            added = add(body, prefix + body_name, op, body_device or device, inputs, fname, name,
-                        loop, body_resolve, body_stack)
-            if entry_control and not inputs:
-                if added is not None:
-                    self.control_edge(entry_control, added, "^" + entry_control)
-                else:   # (a duplicate name, an expanded call: as finish resolves them)
-                    self.wait(entry_control, -1, prefix + body_name, -1, "^" + entry_control)
+        self.add_body(bodies, prefix, device, fname, name, loop, body_resolve, body_stack,
+                      (arg_nodes, by_name, resolved), entry_control)
 
         ret_nodes = []
         for i, (out, out_type, type_attr) in enumerate(out_args):
