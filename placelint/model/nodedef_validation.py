@@ -42,9 +42,9 @@ from ..diagnostics import Diagnostic
 from ..loaders.library import FunctionLibrary
 from .attr_validation import (attr_value_has_type, dtype_string, missing_order, shape_text,
                               op_summary, shape_error, validate_attr_value, value_case)
-from .function_validation import called_functions, check_function
+from .function_validation import callee, called_functions, check_function
 from .import_order import split_input, tf_order
-from .ops import NEXT_ITERATION, NODEDEF_MERGE, PARTITIONED_CALL
+from .ops import NEXT_ITERATION, NODEDEF_MERGE
 
 #: causes (``Finding.kind``)
 ATTR_VALUE = "attr-value"
@@ -356,10 +356,9 @@ def _function_findings(graph_def, opdb, functions) -> list[Finding]:
     function_validation); the finding is on the body node as the first call expands it."""
     calls: dict[str, str] = {}      # function -> the top-level node that first calls it
     for nd in graph_def.node:
-        callee = nd.op if nd.op in functions else (
-            nd.attr["f"].func.name if nd.op in PARTITIONED_CALL and "f" in nd.attr else None)
-        if callee in functions:
-            calls.setdefault(callee, nd.name)
+        called = callee(nd, functions)
+        if called is not None:
+            calls.setdefault(called, nd.name)
     out = []
     typings: dict = {}      # (see check_function)
     for fname in called_functions(graph_def, functions):
