@@ -1,8 +1,9 @@
 """A called function's body nodes are added by ``BodyNodes.add_body``'s loop, which does
 for the usual body node and input what ``add`` and ``_add_inputs`` do; anything else goes
-through them. Built both ways (``fast=False``: every node through ``add``), random
-libraries give the same graph, diagnostics and findings: body inputs naming an argument, a
-body node (``n``, ``n:output:0``, ``n:y:0`` of a call, ``^n``), themselves, a later node,
+through them, and each body node's record is looked up by the attrs' wire bytes the check
+of the called bodies read (``body_keys``). Built both ways (``fast=False``: every node
+through ``add``, each record from the NodeDef), random libraries give the same graph,
+diagnostics and findings: body inputs naming an argument, a body node (``n``, ``n:output:0``, ``n:y:0`` of a call, ``^n``), themselves, a later node,
 nothing, or an output arg the node lacks; data inputs after control ones; nested calls
 (by name and through ``StatefulPartitionedCall``), calls with control inputs, recursion,
 soft-placed calls, duplicate body node names, and a call whose body node names clash

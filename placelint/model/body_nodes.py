@@ -27,7 +27,8 @@ class BodyNodes:
                  resolve, stack: tuple[str, ...], parts: tuple, entry_control: str | None
                  ) -> None:
         """Add the body nodes of function ``fname`` (``bodies``: per node ``(nd, name, op,
-        device, inputs)``) for the call ``call`` on ``device``, named ``prefix<name>``;
+        device, inputs, attrs key)``, see ``_function_parts``) for the call ``call`` on
+        ``device``, named ``prefix<name>``;
         ``resolve`` reads a body input, ``parts`` is ``(input arg -> its _Arg node, body
         node -> NodeDef, input -> (an arg?, arg or body node, slot))`` it reads; a node
         without inputs waits on ``entry_control`` (the call's control inputs) if any."""
@@ -41,7 +42,7 @@ class BodyNodes:
         add, add_inputs, connect = self.add, self._add_inputs, self._connect
         early = self.early_alias
         soft = call in self._soft_calls     # (as ``add`` reads it for each node of the call)
-        for nd, body_name, op, body_device, inputs in bodies:
+        for nd, body_name, op, body_device, inputs, key in bodies:
             name = prefix + body_name
             facts = plain.get(op)
             if (facts is None or name in nodes or len(nodes) >= budget
@@ -63,7 +64,7 @@ class BodyNodes:
                 devices[dev] = (dev, spec)
             known = nd_records.get(id(nd))
             record = known[1] if known is not None else nd_record(nd, body_name, op,
-                                                                  body_device, inputs)
+                                                                  body_device, inputs, key)
             attrs, typed = record
             signature, types, out_types, shapes = typed
             node = Node(name, op, dev, spec, attrs, [], [], out_types, shapes, fname, call,

@@ -102,6 +102,9 @@ class _Builder(FunctionExpansion):
         self._plain: dict[str, tuple[str, dict[bytes, tuple]]] = {}
         # each node's attrs and typing, one per distinct set of attrs
         self.attr_records = AttrRecords(self.opdb)
+        #: function -> its body nodes' attrs as wire bytes where the check of the called
+        #: bodies read them (``check_function``'s ``keys``), taken by ``_function_parts``
+        self.body_keys: dict[str, list] = {}
         #: the typing of the node ``add`` made last and ``_add_inputs``' answer for it (for
         #: the import-time validation)
         self.last: tuple = (None, -1)
@@ -274,13 +277,17 @@ class _Builder(FunctionExpansion):
                 self._plain[op] = (op, facts[3])
         return facts
 
-    def nd_record(self, nd: NodeDef, name: str, op: str, device: str, inputs: list[str]
-                  ) -> tuple[dict[str, AttrValue], tuple]:
-        """``AttrRecords.record`` of a NodeDef that is not top level, kept for its next
-        calls."""
-        record = self._nd_records[id(nd)] = (nd, self.attr_records.record(
-            nd, name, op, device, inputs, self._facts(op)[3]))
-        return record[1]
+    def nd_record(self, nd: NodeDef, name: str, op: str, device: str, inputs: list[str],
+                  key: bytes | None = None) -> tuple[dict[str, AttrValue], tuple]:
+        """``AttrRecords.record`` of a NodeDef that is not top level (``key``: its attrs'
+        wire bytes when known), kept for its next calls."""
+        records = self._facts(op)[3]
+        if key is None:
+            record = self.attr_records.record(nd, name, op, device, inputs, records)
+        else:
+            record = records.get(key) or self.attr_records.miss(op, key, records)
+        self._nd_records[id(nd)] = (nd, record)
+        return record
 
     def _add_node(self, node: Node, own_types: bool = False, types: list[int] | None = None
                   ) -> list[int] | None:
@@ -472,9 +479,11 @@ def _build(graph_def: GraphDef, name: str, library: FunctionLibrary, early_alias
     b = _Builder(graph_def, name, library, early_alias, fast)
     validator = NodeDefValidator(graph_def, b.opdb, b.graph.nodes, b.library)
     validator.check_functions()     # the called bodies, while the graph is still empty
+    b.body_keys = validator.body_keys
     b.library.release()     # (parsed again as the expansion reads them)
     b.add_top_level(graph_def.node, validator)
     b.release_bodies()     # the function bodies are read no more: their messages go
+    b.body_keys.clear()
     result = b.finish()
     checked = validator.result()
     if checked.findings:

@@ -242,13 +242,19 @@ class FunctionExpansion(BodyNodes):
     def _function_parts(self, fname: str, fdef) -> tuple:
         """What expanding a call of function ``fname`` reads of its FunctionDef, read once
         for all its calls (each protobuf field access makes a new Python object): per body
-        node ``(nd, name, op, device, inputs)``; the body node names; per input and output
-        arg ``(name, type, type_attr)``; ``ret`` as a dict; the ``control_ret`` nodes; body
+        node ``(nd, name, op, device, inputs, its attrs' wire bytes or None)`` (those the
+        check of the called bodies read: ``body_keys``); the body node names; per input and
+        output arg ``(name, type, type_attr)``; ``ret`` as a dict; the ``control_ret`` nodes; body
         node name -> its NodeDef (the last of that name); and the body inputs resolved so
         far (see ``_function_resolver``), shared by every call."""
         parts = self._function_bodies.get(fname)
         if parts is None:
-            bodies = [(nd, nd.name, nd.op, nd.device, nd.input[:]) for nd in fdef.node_def]
+            # (a body parsed again: no keys; none either when not ``fast``: tests compare)
+            keys = self.body_keys.pop(fname, None) if self.fast else None
+            if keys is None or len(keys) != len(fdef.node_def):
+                keys = (None,) * len(fdef.node_def)
+            bodies = [(nd, nd.name, nd.op, nd.device, nd.input[:], key)
+                      for nd, key in zip(fdef.node_def, keys)]
             sig = fdef.signature
             parts = self._function_bodies[fname] = (
                 bodies, frozenset(b[1] for b in bodies),

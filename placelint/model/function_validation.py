@@ -60,11 +60,14 @@ def callee(nd, library) -> str | None:
     return None
 
 
-def check_function(fdef, opdb, library, typings: dict | None = None) -> list[tuple[str, str]]:
+def check_function(fdef, opdb, library, typings: dict | None = None,
+                   keys: list | None = None) -> list[tuple[str, str]]:
     """(body node, TensorFlow's message) for each body node InstantiateNode refuses
     (``typings``: ``_NodeTypes`` by (op, ``OpInfo.signature`` of the attrs) and by (op,
     the attrs' wire bytes), shared by the checks of one library's functions: most body
-    nodes repeat a few ops with a few dtypes)."""
+    nodes repeat a few ops with a few dtypes; ``keys``, when given, gets per body node
+    its attrs' wire bytes, one object per distinct value, or None where not read: the
+    graph builder keys its records on them too)."""
     sig = fdef.signature
     arg_types: dict[str, list[int] | None] = {a.name: ([a.type] if a.type else None)
                                               for a in sig.input_arg}
@@ -79,13 +82,16 @@ def check_function(fdef, opdb, library, typings: dict | None = None) -> list[tup
         op, name = nd.op, nd.name
         info = opdb.op(op) if op not in library else None
         types = None
-        if info is not None:
+        if info is None:
+            if keys is not None:
+                keys.append(None)
+        else:
             inputs = nd.input[:]
             # the attrs as wire bytes, the memo's first key: equal bytes, equal answer (a
             # library repeats a few thousand sets of attrs over its 10^5-10^6 body nodes)
             wire = (op, attrs_key(nd, name, op, nd.device, inputs))
-            types = typings.get(wire)
-            if types is None:
+            known_wire = typings.get(wire)
+            if known_wire is None:
                 attrs = nd.attr
                 if _has_placeholder(attrs):
                     types = _PLACEHOLDER
@@ -94,7 +100,10 @@ def check_function(fdef, opdb, library, typings: dict | None = None) -> list[tup
                     types = typings.get(key)
                     if types is None:
                         types = typings[key] = _NodeTypes(info, attrs)
-                typings[wire] = types
+                known_wire = typings[wire] = (types, wire[1])
+            types = known_wire[0]
+            if keys is not None:
+                keys.append(known_wire[1])
             if types is _PLACEHOLDER:
                 types = None
             else:
