@@ -215,3 +215,29 @@ def test_the_builder_skips_passing_nodes_and_finds_what_the_one_pass_finds():
     assert all(m in d for (_, _, m), (_, d) in zip(alone, pl007))
     assert result.graph.invalid_nodes == {"bad": "input-type", "late": "input-type",
                                           "two": "input-count", "rbad": "input-type"}
+
+
+def test_function_body_nodes_share_a_judgement_per_set_of_attrs():
+    """A called function's body nodes are judged once per (op, attrs as wire bytes):
+    nodes with equal attrs under other names and inputs (non-ASCII, over 127 bytes)
+    share it, a node whose attr is a placeholder is not checked, and each node's inputs
+    are still matched on their own."""
+    from google.protobuf import text_format
+
+    from placelint.model.function_validation import check_function
+    from placelint.proto import FunctionDef
+
+    long = "n" * 200
+    fdef = text_format.Parse(f"""
+signature {{ name: "f" input_arg {{ name: "a" type: DT_FLOAT }}
+             input_arg {{ name: "s" type: DT_STRING }} }}
+node_def {{ name: "ok" op: "Relu" input: "a" attr {{ key: "T" value {{ type: DT_FLOAT }} }} }}
+node_def {{ name: "\u00e9t\u00e9" op: "Relu" input: "s" attr {{ key: "T" value {{ type: DT_FLOAT }} }} }}
+node_def {{ name: "{long}" op: "Relu" input: "s" attr {{ key: "T" value {{ type: DT_FLOAT }} }} }}
+node_def {{ name: "free" op: "Relu" input: "s" attr {{ key: "T" value {{ placeholder: "T" }} }} }}
+""", FunctionDef())
+    typings: dict = {}
+    found = check_function(fdef, get_opdb(), {}, typings)
+    assert found == [(name, "input features[0] expected type float != string, the type of s[0]")
+                     for name in ("\u00e9t\u00e9", long)]
+    assert sum(isinstance(key[1], bytes) for key in typings) == 2   # T float; the placeholder

@@ -53,8 +53,11 @@ class BuildResult:
 
 class _Builder(FunctionExpansion):
     def __init__(self, graph_def: GraphDef, name: str, library: FunctionLibrary,
-                 early_alias: bool = True):
+                 early_alias: bool = True, fast: bool = True):
         self.graph = Graph(name)
+        #: the usual nodes are added by the loops of ``add_top_level`` and ``add_body``
+        #: (else each through ``add``: tests compare the two)
+        self.fast = fast
         #: an input read through the aliases of the calls expanded so far becomes an edge at
         #: once (see ``_add_inputs``); off for a graph that expands two calls of one name,
         #: whose second expansion redirects what the first one's aliases said
@@ -99,6 +102,9 @@ class _Builder(FunctionExpansion):
         self._plain: dict[str, tuple[str, dict[bytes, tuple]]] = {}
         # each node's attrs and typing, one per distinct set of attrs
         self.attr_records = AttrRecords(self.opdb)
+        #: function -> its body nodes' attrs as wire bytes where the check of the called
+        #: bodies read them (``check_function``'s ``keys``), taken by ``_function_parts``
+        self.body_keys: dict[str, list] = {}
         #: the typing of the node ``add`` made last and ``_add_inputs``' answer for it (for
         #: the import-time validation)
         self.last: tuple = (None, -1)
@@ -162,7 +168,7 @@ class _Builder(FunctionExpansion):
             self._attach_bodies(nd, node, device, function, loop, resolve, stack)
         return node
 
-    def add_top_level(self, nds, validator: NodeDefValidator, fast: bool = True) -> None:
+    def add_top_level(self, nds, validator: NodeDefValidator) -> None:
         """Add the GraphDef's own NodeDefs ``nds`` in order and hand each to the import-time
         ``validator`` unless it passes (see ``NodeDefValidator.passes``): the fields of each
         are read once, for both.
@@ -174,13 +180,13 @@ class _Builder(FunctionExpansion):
         that name an existing node that no pending edge leaves (``x``, ``x:1``, ``^x``),
         whose output dtypes are known for a data input, become edges here, typed as
         ``_connect`` types them; from its first other input on, ``_add_inputs`` takes the
-        rest. Any other node goes through ``add``, as every node does when not ``fast``
+        rest. Any other node goes through ``add``, as every node does when not ``self.fast``
         (tests compare the two). (While no call was expanded, every node of the graph is
         a top-level one, and a pending edge enters only nodes of the graph: the tests of
         ``_add_inputs`` on the source's function and on edges waiting to enter the new
         node always pass here.)"""
         nodes, budget = self.graph.nodes, self.node_budget
-        plain = self._plain if fast else {}
+        plain = self._plain if self.fast else {}
         devices, alias, control_alias = self._devices, self.alias, self.control_alias
         waiting_src = self.waiting_src
         add, add_inputs, record_of = self.add, self._add_inputs, self.attr_records.miss
@@ -271,13 +277,17 @@ class _Builder(FunctionExpansion):
                 self._plain[op] = (op, facts[3])
         return facts
 
-    def nd_record(self, nd: NodeDef, name: str, op: str, device: str, inputs: list[str]
-                  ) -> tuple[dict[str, AttrValue], tuple]:
-        """``AttrRecords.record`` of a NodeDef that is not top level, kept for its next
-        calls."""
-        record = self._nd_records[id(nd)] = (nd, self.attr_records.record(
-            nd, name, op, device, inputs, self._facts(op)[3]))
-        return record[1]
+    def nd_record(self, nd: NodeDef, name: str, op: str, device: str, inputs: list[str],
+                  key: bytes | None = None) -> tuple[dict[str, AttrValue], tuple]:
+        """``AttrRecords.record`` of a NodeDef that is not top level (``key``: its attrs'
+        wire bytes when known), kept for its next calls."""
+        records = self._facts(op)[3]
+        if key is None:
+            record = self.attr_records.record(nd, name, op, device, inputs, records)
+        else:
+            record = records.get(key) or self.attr_records.miss(op, key, records)
+        self._nd_records[id(nd)] = (nd, record)
+        return record
 
     def _add_node(self, node: Node, own_types: bool = False, types: list[int] | None = None
                   ) -> list[int] | None:
@@ -465,13 +475,15 @@ def build_graph(graph_def: GraphDef, *, name: str = "", library=None) -> BuildRe
 
 def _build(graph_def: GraphDef, name: str, library: FunctionLibrary, early_alias: bool,
            fast: bool = True) -> BuildResult:
-    """``build_graph`` (``early_alias``: see ``_Builder``; ``fast``: see ``add_top_level``)."""
-    b = _Builder(graph_def, name, library, early_alias)
+    """``build_graph`` (``early_alias``, ``fast``: see ``_Builder``)."""
+    b = _Builder(graph_def, name, library, early_alias, fast)
     validator = NodeDefValidator(graph_def, b.opdb, b.graph.nodes, b.library)
     validator.check_functions()     # the called bodies, while the graph is still empty
+    b.body_keys = validator.body_keys
     b.library.release()     # (parsed again as the expansion reads them)
-    b.add_top_level(graph_def.node, validator, fast)
+    b.add_top_level(graph_def.node, validator)
     b.release_bodies()     # the function bodies are read no more: their messages go
+    b.body_keys.clear()
     result = b.finish()
     checked = validator.result()
     if checked.findings:

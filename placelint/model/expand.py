@@ -24,6 +24,7 @@ from ..checks.pl004_missing_function import MissingFunction
 from ..checks.pl005_invalid_graph import InvalidGraph
 from ..checks.pl002_unsupported_format import UnsupportedFormat
 from ..proto import AttrValue, NodeDef
+from .body_nodes import BodyNodes
 from .devices import parse_device
 from .graph import Node
 from .ops import PARTITIONED_CALL, WHILE
@@ -59,7 +60,7 @@ class Reexpanded(Exception):
     starts again without making such edges early)."""
 
 
-class FunctionExpansion:
+class FunctionExpansion(BodyNodes):
     """Mixed into the graph builder: expands calls and attaches control-flow bodies."""
 
     def wait(self, src: str, slot: int, dst: str, dst_slot: int, text: str) -> None:
@@ -155,10 +156,11 @@ class FunctionExpansion:
             """A name for a node placelint adds (``_Arg``, ``_Retval``, control NoOps) that
             clashes with no body node and no node already in the graph."""
             candidate, i = base, 0
-            while candidate in body_names or candidate in taken or prefix + candidate in nodes:
+            while (candidate in body_names or candidate in taken
+                   or (full := prefix + candidate) in nodes):
                 candidate, i = f"{base}_{i}", i + 1
             taken.add(candidate)
-            return prefix + candidate
+            return full
 
         arg_nodes: dict[str, str] = {}
         entry_control = None
@@ -167,17 +169,21 @@ class FunctionExpansion:
             ctl = Node(name=entry_control, op="NoOp", device=device, spec=spec,
                        function=fname, call_site=name, loop=loop, soft=outer_soft)
             self._add_inputs(ctl, control_refs, resolve, self._add_node(ctl))
+        type_node, add_inputs = self.attr_records.type_node, self._add_inputs
+        n_refs = len(data_refs)
         for i, (arg, arg_type, type_attr) in enumerate(in_args):
             arg_name = unique(arg)
             arg_nodes[arg] = arg_name
             dtype = arg_type or _attr_type(nd, type_attr)
             dtypes = _dtypes(dtype)
-            node = Node(name=arg_name, op="_Arg", device=device, spec=spec,
-                        attrs=_arg_attrs(dtype, i, partitioned), function=fname, call_site=name,
-                        loop=loop, output_dtypes=dtypes, soft=outer_soft)
-            types = self._add_node(node, True, dtypes)
-            if i < len(data_refs):
-                self._add_inputs(node, [data_refs[i]], resolve, types)
+            # (every field positionally, added as ``_add_node`` adds it: a third of a TF2
+            # SavedModel's nodes are _Arg nodes)
+            node = nodes[arg_name] = Node(arg_name, "_Arg", device, spec,
+                                          _arg_attrs(dtype, i, partitioned), [], [], dtypes,
+                                          None, fname, name, loop, None, None, None, outer_soft)
+            types = type_node(node, True, dtypes)
+            if i < n_refs:
+                add_inputs(node, (data_refs[i],), resolve, types)
             else:
                 self.diags.append(InvalidGraph.diag(
                     f"call '{name}' passes {len(data_refs)} inputs but "
@@ -187,15 +193,8 @@ class FunctionExpansion:
                 self.control_edge(entry_control, node, "^" + entry_control)
 
         body_resolve = self._function_resolver(prefix, arg_nodes, by_name, resolved)
-        add = self.add
-        for body, body_name, op, body_device, inputs in bodies:
-            added = add(body, prefix + body_name, op, body_device or device, inputs, fname, name,
-                        loop, body_resolve, body_stack)
-            if entry_control and not inputs:
-                if added is not None:
-                    self.control_edge(entry_control, added, "^" + entry_control)
-                else:   # (a duplicate name, an expanded call: as finish resolves them)
-                    self.wait(entry_control, -1, prefix + body_name, -1, "^" + entry_control)
+        self.add_body(bodies, prefix, device, fname, name, loop, body_resolve, body_stack,
+                      (arg_nodes, by_name, resolved), entry_control)
 
         ret_nodes = []
         for i, (out, out_type, type_attr) in enumerate(out_args):
@@ -243,13 +242,19 @@ class FunctionExpansion:
     def _function_parts(self, fname: str, fdef) -> tuple:
         """What expanding a call of function ``fname`` reads of its FunctionDef, read once
         for all its calls (each protobuf field access makes a new Python object): per body
-        node ``(nd, name, op, device, inputs)``; the body node names; per input and output
-        arg ``(name, type, type_attr)``; ``ret`` as a dict; the ``control_ret`` nodes; body
+        node ``(nd, name, op, device, inputs, its attrs' wire bytes or None)`` (those the
+        check of the called bodies read: ``body_keys``); the body node names; per input and
+        output arg ``(name, type, type_attr)``; ``ret`` as a dict; the ``control_ret`` nodes; body
         node name -> its NodeDef (the last of that name); and the body inputs resolved so
         far (see ``_function_resolver``), shared by every call."""
         parts = self._function_bodies.get(fname)
         if parts is None:
-            bodies = [(nd, nd.name, nd.op, nd.device, nd.input[:]) for nd in fdef.node_def]
+            # (a body parsed again: no keys; none either when not ``fast``: tests compare)
+            keys = self.body_keys.pop(fname, None) if self.fast else None
+            if keys is None or len(keys) != len(fdef.node_def):
+                keys = (None,) * len(fdef.node_def)
+            bodies = [(nd, nd.name, nd.op, nd.device, nd.input[:], key)
+                      for nd, key in zip(fdef.node_def, keys)]
             sig = fdef.signature
             parts = self._function_bodies[fname] = (
                 bodies, frozenset(b[1] for b in bodies),
@@ -296,20 +301,20 @@ class FunctionExpansion:
         return False, ref, -2
 
     def _find_output_arg_start(self, nd, out_arg: str, opdb, library):
-        fname = self._called_function(nd)
-        if fname and fname in library and nd.op not in PARTITIONED_CALL:
-            names = [a.name for a in library[fname].signature.output_arg]
+        op = nd.op      # (read once: each read of a protobuf field makes a new string)
+        if op not in PARTITIONED_CALL and op in library:    # a call by the function's name
+            names = [a.name for a in library[op].signature.output_arg]
             return names.index(out_arg) if out_arg in names else None
-        info = opdb.op(nd.op)
+        info = opdb.op(op)
         if info is None:
             return 0 if out_arg == "output" else None
         # asked once per attrs the builder shares (see ``nd_record``), not per reference
         known = self._nd_records.get(id(nd))
         attrs = (known[1] if known is not None
-                 else self.nd_record(nd, nd.name, nd.op, nd.device, nd.input[:]))[0]
-        ranges = self._out_ranges.get((nd.op, id(attrs)))
+                 else self.nd_record(nd, nd.name, op, nd.device, nd.input[:]))[0]
+        ranges = self._out_ranges.get((op, id(attrs)))
         if ranges is None:
-            ranges = self._out_ranges[(nd.op, id(attrs))] = (info.output_ranges(attrs), attrs)
+            ranges = self._out_ranges[(op, id(attrs))] = (info.output_ranges(attrs), attrs)
         ranges = ranges[0]
         if ranges is None or out_arg not in ranges:
             return None

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from ..dtypes import base_type
 from .attr_validation import dtype_string, value_case
+from .attr_wire import attrs_key
 from .ops import PARTITIONED_CALL
 
 class _Unknown(Exception):
@@ -33,7 +34,7 @@ def called_functions(graph_def, library) -> list[str]:
     if not library:
         return []
     order: list[str] = []
-    todo = [_callee(nd, library) for nd in graph_def.node]
+    todo = [callee(nd, library) for nd in graph_def.node]
     todo = [f for f in reversed(todo) if f]
     seen: set[str] = set()
     while todo:
@@ -42,25 +43,31 @@ def called_functions(graph_def, library) -> list[str]:
             continue
         seen.add(name)
         order.append(name)
-        todo.extend(reversed([f for f in (_callee(nd, library)
+        todo.extend(reversed([f for f in (callee(nd, library)
                                           for nd in library[name].node_def) if f]))
     return order
 
 
-def _callee(nd, library) -> str | None:
-    if nd.op in library:
-        return nd.op
-    if nd.op in PARTITIONED_CALL and "f" in nd.attr:
+def callee(nd, library) -> str | None:
+    """The library function NodeDef ``nd`` calls (by name or through a
+    (Stateful)PartitionedCall), else None."""
+    op = nd.op      # (read once: each read of a protobuf field makes a new string)
+    if op in library:
+        return op
+    if op in PARTITIONED_CALL and "f" in nd.attr:
         name = nd.attr["f"].func.name
         return name if name in library else None
     return None
 
 
-def check_function(fdef, opdb, library, typings: dict | None = None) -> list[tuple[str, str]]:
+def check_function(fdef, opdb, library, typings: dict | None = None,
+                   keys: list | None = None) -> list[tuple[str, str]]:
     """(body node, TensorFlow's message) for each body node InstantiateNode refuses
-    (``typings``: ``_NodeTypes`` by (op, ``OpInfo.signature`` of the attrs), shared by
-    the checks of one library's functions: most body nodes repeat a few ops with a few
-    dtypes)."""
+    (``typings``: ``_NodeTypes`` by (op, ``OpInfo.signature`` of the attrs) and by (op,
+    the attrs' wire bytes), shared by the checks of one library's functions: most body
+    nodes repeat a few ops with a few dtypes; ``keys``, when given, gets per body node
+    its attrs' wire bytes, one object per distinct value, or None where not read: the
+    graph builder keys its records on them too)."""
     sig = fdef.signature
     arg_types: dict[str, list[int] | None] = {a.name: ([a.type] if a.type else None)
                                               for a in sig.input_arg}
@@ -72,27 +79,45 @@ def check_function(fdef, opdb, library, typings: dict | None = None) -> list[tup
     checked = []
     known: dict[str, _NodeTypes | None] = {}
     for nd in fdef.node_def:
-        op = nd.op
+        op, name = nd.op, nd.name
         info = opdb.op(op) if op not in library else None
         types = None
-        if info is not None:
-            attrs = nd.attr
-            if not _has_placeholder(attrs):
-                key = (op, info.signature(attrs))
-                types = typings.get(key)
-                if types is None:
-                    types = typings[key] = _NodeTypes(info, attrs)
-                checked.append((nd, types))
-        known[nd.name] = types
+        if info is None:
+            if keys is not None:
+                keys.append(None)
+        else:
+            inputs = nd.input[:]
+            # the attrs as wire bytes, the memo's first key: equal bytes, equal answer (a
+            # library repeats a few thousand sets of attrs over its 10^5-10^6 body nodes)
+            wire = (op, attrs_key(nd, name, op, nd.device, inputs))
+            known_wire = typings.get(wire)
+            if known_wire is None:
+                attrs = nd.attr
+                if _has_placeholder(attrs):
+                    types = _PLACEHOLDER
+                else:
+                    key = (op, info.signature(attrs))
+                    types = typings.get(key)
+                    if types is None:
+                        types = typings[key] = _NodeTypes(info, attrs)
+                known_wire = typings[wire] = (types, wire[1])
+            types = known_wire[0]
+            if keys is not None:
+                keys.append(known_wire[1])
+            if types is _PLACEHOLDER:
+                types = None
+            else:
+                checked.append((name, inputs, types))
+        known[name] = types
     items: dict[str, list[int] | None] = {}
     found = []
-    for nd, types in checked:
+    for name, inputs, types in checked:
         try:
-            err = _check_node(nd, types, arg_types, known, items)
+            err = _check_node(name, inputs, types, arg_types, known, items)
         except _Unknown:
             continue
         if err:
-            found.append((nd.name, err))
+            found.append((name, err))
     return found
 
 
@@ -101,6 +126,10 @@ def _has_placeholder(attrs) -> bool:
         if value_case(attrs[key]) == "placeholder":
             return True
     return False
+
+
+#: (a body node whose attrs hold a placeholder: not checked)
+_PLACEHOLDER = object()
 
 
 class _NodeTypes:
@@ -172,8 +201,10 @@ class _Missing(Exception):
     pass
 
 
-def _check_node(nd, types: _NodeTypes, arg_types, known, items) -> str | None:
-    inputs = [r for r in nd.input if r[:1] != "^"]
+def _check_node(name: str, inputs: list[str], types: _NodeTypes, arg_types, known, items
+                ) -> str | None:
+    """Body node ``name``'s refusal (``inputs``: its inputs as written), else None."""
+    inputs = [r for r in inputs if r[:1] != "^"]
     flat = types.flat
     if flat is not None and len(inputs) >= len(flat):
         # the usual case, decided in one pass: each input one dtype, the expected one

@@ -42,9 +42,9 @@ from ..diagnostics import Diagnostic
 from ..loaders.library import FunctionLibrary
 from .attr_validation import (attr_value_has_type, dtype_string, missing_order, shape_text,
                               op_summary, shape_error, validate_attr_value, value_case)
-from .function_validation import called_functions, check_function
+from .function_validation import callee, called_functions, check_function
 from .import_order import split_input, tf_order
-from .ops import NEXT_ITERATION, NODEDEF_MERGE, PARTITIONED_CALL
+from .ops import NEXT_ITERATION, NODEDEF_MERGE
 
 #: causes (``Finding.kind``)
 ATTR_VALUE = "attr-value"
@@ -192,6 +192,8 @@ class NodeDefValidator:
         self.library = FunctionLibrary.of(graph_def) if library is None else library
         #: the findings in the bodies of called functions (see ``check_functions``)
         self.function_findings: list[Finding] | None = None
+        #: function checked -> its body nodes' attrs as wire bytes (see ``check_function``)
+        self.body_keys: dict[str, list] = {}
         self.memo: dict[tuple[str, tuple], _Verdict] = {}
         # id of the builder's typing of a node -> (it, the node's verdict)
         self.by_typed: dict[int, tuple[tuple, _Verdict]] = {}
@@ -322,7 +324,8 @@ class NodeDefValidator:
     def check_functions(self) -> None:
         """Check the bodies of the called functions now (the builder then lets the parsed
         bodies go before its last passes); ``result`` lists the findings."""
-        self.function_findings = (_function_findings(self.graph_def, self.opdb, self.library)
+        self.function_findings = (_function_findings(self.graph_def, self.opdb, self.library,
+                                                     self.body_keys)
                                   if self.library else [])
 
     def result(self) -> Validation:
@@ -351,19 +354,21 @@ class NodeDefValidator:
         return Validation(ordered)
 
 
-def _function_findings(graph_def, opdb, functions) -> list[Finding]:
+def _function_findings(graph_def, opdb, functions, keys: dict[str, list]) -> list[Finding]:
     """InstantiateFunction's refusals in the bodies of called functions (see
-    function_validation); the finding is on the body node as the first call expands it."""
+    function_validation); the finding is on the body node as the first call expands it.
+    ``keys`` gets each function's body keys (see ``check_function``)."""
     calls: dict[str, str] = {}      # function -> the top-level node that first calls it
     for nd in graph_def.node:
-        callee = nd.op if nd.op in functions else (
-            nd.attr["f"].func.name if nd.op in PARTITIONED_CALL and "f" in nd.attr else None)
-        if callee in functions:
-            calls.setdefault(callee, nd.name)
+        called = callee(nd, functions)
+        if called is not None:
+            calls.setdefault(called, nd.name)
     out = []
     typings: dict = {}      # (see check_function)
     for fname in called_functions(graph_def, functions):
-        for body_node, message in check_function(functions[fname], opdb, functions, typings):
+        keys[fname] = []
+        for body_node, message in check_function(functions[fname], opdb, functions, typings,
+                                                 keys[fname]):
             where = f"{calls[fname]}/{body_node}" if fname in calls else body_node
             out.append(Finding(where, FUNCTION_BODY,
                                f"{message} In node {body_node} (function '{fname}', "
