@@ -16,10 +16,9 @@ import random
 import pytest
 from tensorboard.compat.proto.config_pb2 import ConfigProto
 
-from placelint.model import build
 from placelint.proto import GraphDef
 
-from tests.test_build_top_level import _built
+from tests.test_build_top_level import _built, count_adds
 
 FLOAT, INT32 = 1, 3
 SOFT = ConfigProto(allow_soft_placement=True).SerializeToString()
@@ -119,14 +118,7 @@ def _random_graph(rng: random.Random) -> GraphDef:
 
 @pytest.mark.parametrize("seed", [1, 2])
 def test_the_loop_builds_what_add_builds(seed, monkeypatch):
-    made = []
-    real_add = build._Builder.add
-
-    def counting_add(self, nd, name, *args):
-        made.append(name)
-        return real_add(self, nd, name, *args)
-
-    monkeypatch.setattr(build._Builder, "add", counting_add)
+    made = count_adds(monkeypatch)
     rng = random.Random(seed)
     by_loop = findings = 0
     for _ in range(300):

@@ -105,9 +105,10 @@ def _built(gd: GraphDef, fast: bool):
         return _shape(_build(gd, "t", library, False, fast))
 
 
-@pytest.mark.parametrize("with_call", [False, True])
-def test_the_loop_builds_what_add_builds(with_call, monkeypatch):
-    made = []
+def count_adds(monkeypatch) -> list[str]:
+    """The names of the nodes ``_Builder.add`` makes from now on (the list fills as the
+    builder runs): the nodes a fast loop left to it."""
+    made: list[str] = []
     real_add = build._Builder.add
 
     def counting_add(self, nd, name, *args):
@@ -115,6 +116,12 @@ def test_the_loop_builds_what_add_builds(with_call, monkeypatch):
         return real_add(self, nd, name, *args)
 
     monkeypatch.setattr(build._Builder, "add", counting_add)
+    return made
+
+
+@pytest.mark.parametrize("with_call", [False, True])
+def test_the_loop_builds_what_add_builds(with_call, monkeypatch):
+    made = count_adds(monkeypatch)
     rng = random.Random(5 + with_call)
     findings = by_loop = 0
     for _ in range(300):
