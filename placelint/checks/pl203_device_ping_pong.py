@@ -18,12 +18,13 @@ from ..model.op_index import op_index
 from ..model.ops import NEXT_ITERATION
 
 
-def ping_pongs(graph, placement, transfers, limit: int = 20):
+def ping_pongs(graph, placement, transfers, limit: int = 20, skip=None):
     """(node on A, first node on B, last node on B, node back on A) for device pairs A, B.
 
     For each ordered pair (A, B) with transfers both ways: walk forward from the nodes on
     B that receive from A, through nodes on B only; a node reached that sends back to A
-    closes a ping-pong. Linear per device pair.
+    closes a ping-pong. Linear per device pair. Each pair gives at most ``limit`` paths,
+    one per (node on A, node back on A), leaving out those ``skip(src, back)`` is true of.
     """
     device = placement.device
     pairs: dict[tuple, list] = {}       # (A, B) -> its data transfers, in order
@@ -35,13 +36,14 @@ def ping_pongs(graph, placement, transfers, limit: int = 20):
         if (b, a) not in pairs:
             continue
         entry: dict[str, tuple[str, str]] = {}   # node on B -> (node on A, entry node on B)
+        ends: set[tuple[str, str]] = set()       # (node on A, node back on A) seen
         stack = []
         for t in pairs[a, b]:
             for c in t.consumers:
                 if c not in entry:
                     entry[c] = (t.src, c)
                     stack.append(c)
-        while stack:
+        while stack and len(ends) < limit:
             name = stack.pop()
             origin = entry[name]
             node = graph.nodes[name]
@@ -52,9 +54,13 @@ def ping_pongs(graph, placement, transfers, limit: int = 20):
                     continue
                 dst_dev = device.get(e.dst)
                 if dst_dev == a:
+                    end = (origin[0], e.dst)
+                    if end in ends or skip is not None and skip(*end):
+                        continue
+                    ends.add(end)
                     found.append((origin[0], origin[1], name, e.dst))
-                    if len(found) >= limit:
-                        return found
+                    if len(ends) >= limit:
+                        break
                 elif dst_dev == b and e.dst not in entry:
                     entry[e.dst] = origin
                     stack.append(e.dst)
@@ -92,14 +98,11 @@ class DevicePingPong(Rule):
                           np.flatnonzero(ops.mask(VARIABLE_OPS.__contains__)).tolist()}
         else:
             var_groups = set()
-        seen = set()
         groups = Groups()
-        for src, enter, leave, back in ping_pongs(ctx.step.graph, placement, ctx.transfers):
-            if (src, back) in seen:
-                continue
-            seen.add((src, back))
-            if variable_round_trip(ctx.graph, placement, src, back, var_groups):
-                continue
+        for src, enter, leave, back in ping_pongs(
+                ctx.step.graph, placement, ctx.transfers,
+                skip=lambda src, back: variable_round_trip(ctx.graph, placement, src, back,
+                                                           var_groups)):
             a, b = display(device[back]), display(device[enter])
             groups.add((a, b, top_scope(enter)), enter, (src, enter, leave, back))
         for (a, b, scope), nodes, paths in groups:
