@@ -36,7 +36,8 @@ def ping_pongs(graph, placement, transfers, limit: int = 20, skip=None):
         if (b, a) not in pairs:
             continue
         entry: dict[str, tuple[str, str]] = {}   # node on B -> (node on A, entry node on B)
-        ends: set[tuple[str, str]] = set()       # (node on A, node back on A) seen
+        ends: set[tuple[str, str]] = set()       # (node on A, node back on A) reported
+        skipped: set[tuple[str, str]] = set()    # ... and left out
         stack = []
         for t in pairs[a, b]:
             for c in t.consumers:
@@ -55,7 +56,10 @@ def ping_pongs(graph, placement, transfers, limit: int = 20, skip=None):
                 dst_dev = device.get(e.dst)
                 if dst_dev == a:
                     end = (origin[0], e.dst)
-                    if end in ends or skip is not None and skip(*end):
+                    if end in ends or end in skipped:
+                        continue
+                    if skip is not None and skip(*end):
+                        skipped.add(end)
                         continue
                     ends.add(end)
                     found.append((origin[0], origin[1], name, e.dst))
