@@ -54,3 +54,16 @@ node {{ name: "z" op: "Tanh" input: "y" device: "/job:ps/task:0" {F32} }}
     assert [d.node for d in found] == ["y"]
     assert set(found[0].related_nodes) == {"x", "z"}
     assert "(1 path;" in found[0].message
+
+
+def test_the_count_of_paths_is_every_path():
+    """Twenty-five separate round trips CPU:0 -> GPU:0 -> CPU:0: the finding counts them all
+    (the walk is linear; no bound cuts the count short) and lists every entry node."""
+    trips = "\n".join(f"""
+node {{ name: "x{i}" op: "Placeholder" device: "/device:CPU:0" attr {{ key: "dtype" value {{ type: DT_FLOAT }} }} attr {{ key: "shape" value {{ shape {{ dim {{ size: 4 }} }} }} }} }}
+node {{ name: "y{i}" op: "Relu" input: "x{i}" device: "/device:GPU:0" {F32} }}
+node {{ name: "z{i}" op: "Tanh" input: "y{i}" device: "/device:CPU:0" {F32} }}""" for i in range(25))
+    found = _pl203(text_format.Parse(trips, GraphDef()), "CPU:0,GPU:0")
+    assert len(found) == 1
+    assert "(25 paths;" in found[0].message
+    assert sorted(found[0].nodes) == sorted(f"y{i}" for i in range(25))

@@ -18,13 +18,14 @@ from ..model.op_index import op_index
 from ..model.ops import NEXT_ITERATION
 
 
-def ping_pongs(graph, placement, transfers, limit: int = 20, skip=None):
+def ping_pongs(graph, placement, transfers, skip=None):
     """(node on A, first node on B, last node on B, node back on A) for device pairs A, B.
 
     For each ordered pair (A, B) with transfers both ways: walk forward from the nodes on
     B that receive from A, through nodes on B only; a node reached that sends back to A
-    closes a ping-pong. Linear per device pair. Each pair gives at most ``limit`` paths,
-    one per (node on A, node back on A), leaving out those ``skip(src, back)`` is true of.
+    closes a ping-pong. Linear per device pair. A pair gives one path per (node on A, node
+    back on A), leaving out those ``skip(src, back)`` is true of: every one, so that a
+    finding's count of paths is the graph's.
     """
     device = placement.device
     pairs: dict[tuple, list] = {}       # (A, B) -> its data transfers, in order
@@ -44,7 +45,7 @@ def ping_pongs(graph, placement, transfers, limit: int = 20, skip=None):
                 if c not in entry:
                     entry[c] = (t.src, c)
                     stack.append(c)
-        while stack and len(ends) < limit:
+        while stack:
             name = stack.pop()
             origin = entry[name]
             node = graph.nodes[name]
@@ -63,8 +64,6 @@ def ping_pongs(graph, placement, transfers, limit: int = 20, skip=None):
                         continue
                     ends.add(end)
                     found.append((origin[0], origin[1], name, e.dst))
-                    if len(ends) >= limit:
-                        break
                 elif dst_dev == b and e.dst not in entry:
                     entry[e.dst] = origin
                     stack.append(e.dst)
