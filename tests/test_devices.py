@@ -68,6 +68,8 @@ def test_device_set_counts_and_names():
     assert "/job:localhost/replica:0/task:0/device:CPU:0" in DeviceSet.parse("GPU:0").names
     with pytest.raises(DeviceSetError):
         DeviceSet.parse("GPU:x")
+    with pytest.raises(DeviceSetError, match="cannot read device count"):
+        DeviceSet.parse("CPU=²")     # a digit to str.isdigit, not to int()
     with pytest.raises(DeviceSetError):
         DeviceSet.parse("")
 

@@ -273,7 +273,8 @@ class DeviceSet:
             if "=" in item:
                 dtype, _, count = item.partition("=")
                 dtype = dtype.strip().upper()
-                if not TYPE_NAME.fullmatch(dtype) or not count.strip().isdigit():
+                count = count.strip()
+                if not (TYPE_NAME.fullmatch(dtype) and count.isascii() and count.isdigit()):
                     raise DeviceSetError(f"cannot read device count {item!r} (expected TYPE=N, e.g. GPU=2)")
                 devices += [Device(DeviceSpec(t.job, t.replica, t.task, dtype, i))
                             for t in tasks for i in range(int(count))]

@@ -249,7 +249,7 @@ def _item_types(name: str, arg_types, known) -> list[int] | None:
     if name in arg_types:
         return arg_types[name]
     parts = name.split(":")
-    if len(parts) != 3 or not parts[2].isdigit():
+    if len(parts) != 3 or not (parts[2].isascii() and parts[2].isdigit()):
         return None
     types = known.get(parts[0])
     typed = None if types is None else types.outputs

@@ -49,7 +49,7 @@ def tensor_name(text: str) -> tuple[str, int]:
     if text.startswith("^"):
         return text[1:], -1
     name, sep, idx = text.rpartition(":")
-    if sep and idx.isdigit():
+    if sep and idx.isascii() and idx.isdigit():     # ('²' is a digit int() refuses)
         return name, int(idx)
     return text, 0
 
