@@ -37,6 +37,7 @@ class BodyNodes:
         nodes, budget = self.graph.nodes, self.node_budget
         plain = self._plain if self.fast else {}
         devices, nd_records, nd_record = self._devices, self._nd_records, self.nd_record
+        record_miss = self.attr_records.miss
         alias, control_alias = self.alias, self.control_alias
         waiting_src, waiting_dst = self.waiting_src, self.waiting_dst
         add, add_inputs, connect = self.add, self._add_inputs, self._connect
@@ -62,9 +63,12 @@ class BodyNodes:
             except KeyError:
                 spec = parse_device(dev)
                 devices[dev] = (dev, spec)
-            known = nd_records.get(id(nd))
-            record = known[1] if known is not None else nd_record(nd, body_name, op,
-                                                                  body_device, inputs, key)
+            if key is not None:     # (as ``nd_record`` finds it, without keeping it by id)
+                record = facts[1].get(key) or record_miss(op, key, facts[1])
+            else:
+                known = nd_records.get(id(nd))
+                record = known[1] if known is not None else nd_record(nd, body_name, op,
+                                                                      body_device, inputs)
             attrs, typed = record
             signature, types, out_types, shapes = typed
             node = Node(name, op, dev, spec, attrs, [], [], out_types, shapes, fname, call,

@@ -91,6 +91,11 @@ class _Builder(FunctionExpansion):
         self._function_bodies: dict[str, tuple] = {}
         # id of a NodeDef that is not top level -> (it, its record)
         self._nd_records: dict[int, tuple] = {}
+        # (dtype, index, of a PartitionedCall?) -> an _Arg node's record (see ``_arg_record``)
+        self._arg_records: dict[tuple, tuple] = {}
+        # op -> its output args' starts, for an op whose attrs do not change them (each
+        # arg one output) and that calls no function by its name
+        self._out_starts: dict[str, dict[str, int]] = {}
         # (op, id of such a record's attrs) -> (their output arg ranges, them)
         self._out_ranges: dict[int, tuple] = {}
         # op -> what ``add`` does by op, one look-up per node: (one copy of the op string,

@@ -169,21 +169,40 @@ class FunctionExpansion(BodyNodes):
             ctl = Node(name=entry_control, op="NoOp", device=device, spec=spec,
                        function=fname, call_site=name, loop=loop, soft=outer_soft)
             self._add_inputs(ctl, control_refs, resolve, self._add_node(ctl))
-        type_node, add_inputs = self.attr_records.type_node, self._add_inputs
+        add_inputs, connect = self._add_inputs, self._connect
+        arg_records, arg_record = self._arg_records, self._arg_record
+        alias, waiting_src, waiting_dst = self.alias, self.waiting_src, self.waiting_dst
+        early, fast = self.early_alias, self.fast
         n_refs = len(data_refs)
         for i, (arg, arg_type, type_attr) in enumerate(in_args):
             arg_name = unique(arg)
             arg_nodes[arg] = arg_name
             dtype = arg_type or _attr_type(nd, type_attr)
-            dtypes = _dtypes(dtype)
-            # (every field positionally, added as ``_add_node`` adds it: a third of a TF2
+            record = arg_records.get((dtype, i, partitioned)) or arg_record(dtype, i, partitioned)
+            attrs, types, out_types, shapes, signature = record
+            # (every field positionally, typed as ``_add_node`` types it: a third of a TF2
             # SavedModel's nodes are _Arg nodes)
-            node = nodes[arg_name] = Node(arg_name, "_Arg", device, spec,
-                                          _arg_attrs(dtype, i, partitioned), [], [], dtypes,
-                                          None, fname, name, loop, None, None, None, outer_soft)
-            types = type_node(node, True, dtypes)
+            node = nodes[arg_name] = Node(arg_name, "_Arg", device, spec, attrs, [], [],
+                                          out_types, shapes, fname, name, loop, None, None,
+                                          signature, outer_soft)
             if i < n_refs:
-                add_inputs(node, (data_refs[i],), resolve, types)
+                ref = data_refs[i]
+                if fast:
+                    # the edge ``_add_inputs`` would make at once, made here (one data input
+                    # into a new node: its tests of a data input at slot 0)
+                    src, slot, _ = resolve(ref)
+                    if slot >= 0:
+                        real, real_slot = src, slot
+                        while (real, real_slot) in alias:
+                            real, real_slot = alias[(real, real_slot)]
+                        if (real not in waiting_src and arg_name not in waiting_dst
+                                and (real is src or early and src not in waiting_src)):
+                            source = nodes.get(real)
+                            if source is not None and source is not node:
+                                connect(source, real_slot, node, 0, types)
+                                ref = None
+                if ref is not None:
+                    add_inputs(node, (ref,), resolve, types)
             else:
                 self.diags.append(InvalidGraph.diag(
                     f"call '{name}' passes {len(data_refs)} inputs but "
@@ -230,6 +249,19 @@ class FunctionExpansion(BodyNodes):
                 self._forget_function(fname, bodies)
         return True
 
+    def _arg_record(self, dtype: int | None, index: int, partitioned: bool) -> tuple:
+        """``_arg_records[(dtype, index, partitioned)]``, made on its first use: what an
+        ``_Arg`` node of that dtype and index (``partitioned``: of a (Stateful)
+        PartitionedCall) is given as ``_add_node`` types it, ``(attrs, its input dtypes,
+        output dtypes, output shapes, op signature)``, shared by the nodes with it."""
+        dtypes = _dtypes(dtype)
+        node = Node("", "_Arg", "", None, _arg_attrs(dtype, index, partitioned),
+                    output_dtypes=dtypes)
+        types = self.attr_records.type_node(node, True, dtypes)
+        record = self._arg_records[(dtype, index, partitioned)] = (
+            node.attrs, types, node.output_dtypes, node.output_shapes, node.op_signature)
+        return record
+
     def _forget_function(self, fname: str, bodies) -> None:
         """Let function ``fname``'s parsed body go, with what the builder read of it (its
         NodeDefs' records are keyed by their ids: they go too)."""
@@ -245,7 +277,7 @@ class FunctionExpansion(BodyNodes):
         node ``(nd, name, op, device, inputs, its attrs' wire bytes or None)`` (those the
         check of the called bodies read: ``body_keys``); the body node names; per input and
         output arg ``(name, type, type_attr)``; ``ret`` as a dict; the ``control_ret`` nodes; body
-        node name -> its NodeDef (the last of that name); and the body inputs resolved so
+        node name -> its tuple above (the last of that name); and the body inputs resolved so
         far (see ``_function_resolver``), shared by every call."""
         parts = self._function_bodies.get(fname)
         if parts is None:
@@ -261,7 +293,7 @@ class FunctionExpansion(BodyNodes):
                 [(a.name, a.type, a.type_attr) for a in sig.input_arg],
                 [(a.name, a.type, a.type_attr) for a in sig.output_arg],
                 dict(fdef.ret), control_ret_nodes(fdef),
-                {b[1]: b[0] for b in bodies}, {})
+                {b[1]: b for b in bodies}, {})
         return parts
 
     def _function_resolver(self, prefix: str, arg_nodes: dict[str, str], by_name: dict,
@@ -292,22 +324,32 @@ class FunctionExpansion(BodyNodes):
             return parts[0] in args, parts[0], 0
         if len(parts) == 3 and slot_index(parts[2]) is not None:
             src, out_arg, idx = parts[0], parts[1], int(parts[2])
-            nd = by_name.get(src)
-            start = (None if nd is None
-                      else self._find_output_arg_start(nd, out_arg, self.opdb, self.library))
+            body = by_name.get(src)
+            start = (None if body is None
+                     else self._find_output_arg_start(body[0], body[2], out_arg))
             if start is None:
                 return False, src, -2
             return False, src, start + idx
         return False, ref, -2
 
-    def _find_output_arg_start(self, nd, out_arg: str, opdb, library):
-        op = nd.op      # (read once: each read of a protobuf field makes a new string)
-        if op not in PARTITIONED_CALL and op in library:    # a call by the function's name
-            names = [a.name for a in library[op].signature.output_arg]
+    def _find_output_arg_start(self, nd, op: str, out_arg: str):
+        """Where output arg ``out_arg`` of body node ``nd`` (of ``op``) starts among its
+        outputs (None: it has no such arg)."""
+        starts = self._out_starts.get(op)
+        if starts is not None:
+            return starts.get(out_arg)
+        if op not in PARTITIONED_CALL and op in self.library:   # a call by the function's name
+            names = [a.name for a in self.library[op].signature.output_arg]
             return names.index(out_arg) if out_arg in names else None
-        info = opdb.op(op)
+        info = self.opdb.op(op)
         if info is None:
+            self._out_starts[op] = {"output": 0}
             return 0 if out_arg == "output" else None
+        args = info.output_args
+        if not any(a.number_attr or a.type_list_attr for a in args):
+            # one output per arg whatever the attrs: the starts are the op's
+            starts = self._out_starts[op] = {a.name: i for i, a in enumerate(args)}
+            return starts.get(out_arg)
         # asked once per attrs the builder shares (see ``nd_record``), not per reference
         known = self._nd_records.get(id(nd))
         attrs = (known[1] if known is not None
