@@ -94,10 +94,12 @@ class _Builder(FunctionExpansion):
         # (dtype, index, of a PartitionedCall?) -> an _Arg node's record (see ``_arg_record``)
         self._arg_records: dict[tuple, tuple] = {}
         # op -> its output args' starts, for an op whose attrs do not change them (each
-        # arg one output) and that calls no function by its name
-        self._out_starts: dict[str, dict[str, int]] = {}
-        # (op, id of such a record's attrs) -> (their output arg ranges, them)
-        self._out_ranges: dict[int, tuple] = {}
+        # arg one output) and that calls no function by its name; False: they depend on
+        # the attrs
+        self._out_starts: dict[str, dict[str, int] | bool] = {}
+        # (op, the attrs' wire bytes, or the id of a record's attrs) -> (their output arg
+        # ranges, the attrs for an id)
+        self._out_ranges: dict[tuple, tuple] = {}
         # op -> what ``add`` does by op, one look-up per node: (one copy of the op string,
         # whether it may call a function, whether it is functional control flow, {a
         # NodeDef's attrs as wire bytes -> (its node's attrs, their typing)})

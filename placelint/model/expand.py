@@ -317,46 +317,62 @@ class FunctionExpansion(BodyNodes):
         """(an input arg?, the arg or body node, output slot: -1 control, -2 unreadable)
         for body input ``ref`` (``args``: the input args; ``by_name``: the body nodes).
         ``node:out_arg:idx`` counts from the start of the output arg of that body node."""
-        if ref.startswith("^"):
+        if ref[:1] == "^":
             return False, ref[1:], -1
         parts = ref.split(":")
-        if len(parts) == 1 or (len(parts) == 2 and parts[0] in args):
+        n = len(parts)
+        if n == 1 or (n == 2 and parts[0] in args):
             return parts[0] in args, parts[0], 0
-        if len(parts) == 3 and slot_index(parts[2]) is not None:
-            src, out_arg, idx = parts[0], parts[1], int(parts[2])
+        if n == 3 and slot_index(parts[2]) is not None:
+            src, out_arg, idx = parts
             body = by_name.get(src)
-            start = (None if body is None
-                     else self._find_output_arg_start(body[0], body[2], out_arg))
+            if body is None:
+                return False, src, -2
+            starts = self._out_starts.get(body[2])
+            start = (starts.get(out_arg) if starts else self._find_output_arg_start(body, out_arg))
             if start is None:
                 return False, src, -2
-            return False, src, start + idx
+            return False, src, start + int(idx)
         return False, ref, -2
 
-    def _find_output_arg_start(self, nd, op: str, out_arg: str):
-        """Where output arg ``out_arg`` of body node ``nd`` (of ``op``) starts among its
-        outputs (None: it has no such arg)."""
+    def _find_output_arg_start(self, body: tuple, out_arg: str):
+        """Where output arg ``out_arg`` of a body node (``body``: its ``_function_parts``
+        tuple) starts among its outputs (None: it has no such arg)."""
+        nd, op, key = body[0], body[2], body[5]
         starts = self._out_starts.get(op)
-        if starts is not None:
+        if starts:
             return starts.get(out_arg)
-        if op not in PARTITIONED_CALL and op in self.library:   # a call by the function's name
-            names = [a.name for a in self.library[op].signature.output_arg]
-            return names.index(out_arg) if out_arg in names else None
+        if starts is None:
+            if op not in PARTITIONED_CALL and op in self.library:   # a call by its name
+                names = [a.name for a in self.library[op].signature.output_arg]
+                return names.index(out_arg) if out_arg in names else None
+            info = self.opdb.op(op)
+            if info is None:
+                self._out_starts[op] = {"output": 0}
+                return 0 if out_arg == "output" else None
+            args = info.output_args
+            # one output per arg whatever the attrs: the starts are the op's; else they
+            # depend on the attrs (False)
+            starts = self._out_starts[op] = (
+                False if any(a.number_attr or a.type_list_attr for a in args)
+                else {a.name: i for i, a in enumerate(args)})
+            if starts:
+                return starts.get(out_arg)
         info = self.opdb.op(op)
-        if info is None:
-            self._out_starts[op] = {"output": 0}
-            return 0 if out_arg == "output" else None
-        args = info.output_args
-        if not any(a.number_attr or a.type_list_attr for a in args):
-            # one output per arg whatever the attrs: the starts are the op's
-            starts = self._out_starts[op] = {a.name: i for i, a in enumerate(args)}
-            return starts.get(out_arg)
-        # asked once per attrs the builder shares (see ``nd_record``), not per reference
-        known = self._nd_records.get(id(nd))
-        attrs = (known[1] if known is not None
-                 else self.nd_record(nd, nd.name, op, nd.device, nd.input[:]))[0]
-        ranges = self._out_ranges.get((op, id(attrs)))
-        if ranges is None:
-            ranges = self._out_ranges[(op, id(attrs))] = (info.output_ranges(attrs), attrs)
+        if key is not None:
+            # the attrs' wire bytes the body check read: one look-up per distinct attrs
+            # (each call's are its own), the ranges read off the NodeDef's attr map
+            ranges = self._out_ranges.get((op, key))
+            if ranges is None:
+                ranges = self._out_ranges[(op, key)] = (info.output_ranges(nd.attr),)
+        else:
+            # asked once per attrs the builder shares (see ``nd_record``), not per reference
+            known = self._nd_records.get(id(nd))
+            attrs = (known[1] if known is not None
+                     else self.nd_record(nd, nd.name, op, nd.device, nd.input[:]))[0]
+            ranges = self._out_ranges.get((op, id(attrs)))
+            if ranges is None:
+                ranges = self._out_ranges[(op, id(attrs))] = (info.output_ranges(attrs), attrs)
         ranges = ranges[0]
         if ranges is None or out_arg not in ranges:
             return None
