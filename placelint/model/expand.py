@@ -26,7 +26,7 @@ from ..checks.pl002_unsupported_format import UnsupportedFormat
 from ..proto import AttrValue, NodeDef
 from .body_nodes import BodyNodes
 from .devices import parse_device
-from .graph import Node
+from .graph import Edge, Node
 from .ops import PARTITIONED_CALL, WHILE
 from .tensor_names import slot_index
 
@@ -145,8 +145,9 @@ class FunctionExpansion(BodyNodes):
         (bodies, body_names, in_args, out_args, rets, control_rets, by_name,
          resolved) = self._function_parts(fname, fdef)
         body_stack = (*stack, fname)
-        data_refs = [r for r in nd.input if not r.startswith("^")]
-        control_refs = [r for r in nd.input if r.startswith("^")]
+        refs = nd.input[:]
+        data_refs = [r for r in refs if not r.startswith("^")]
+        control_refs = [r for r in refs if r.startswith("^")]
         taken: set[str] = set()     # (the names ``unique`` gave, besides the body's)
         nodes = self.graph.nodes
         spec = parse_device(device)
@@ -175,7 +176,11 @@ class FunctionExpansion(BodyNodes):
         early, fast = self.early_alias, self.fast
         n_refs = len(data_refs)
         for i, (arg, arg_type, type_attr) in enumerate(in_args):
-            arg_name = unique(arg)
+            arg_name = prefix + arg     # (``unique``'s first candidate, tested inline)
+            if arg in body_names or arg in taken or arg_name in nodes:
+                arg_name = unique(arg)
+            else:
+                taken.add(arg)
             arg_nodes[arg] = arg_name
             dtype = arg_type or _attr_type(nd, type_attr)
             record = arg_records.get((dtype, i, partitioned)) or arg_record(dtype, i, partitioned)
@@ -235,11 +240,21 @@ class FunctionExpansion(BodyNodes):
         exit_node = Node(name=exit_control, op="NoOp", device=device, spec=spec, function=fname,
                          call_site=name, loop=loop, soft=outer_soft)
         self._add_node(exit_node)
-        for r in ret_nodes:
-            self.control_edge(r, exit_node, "^" + r)
-        for ctl in control_rets:
-            self.control_edge(prefix + ctl, exit_node, "^" + ctl)
-        self.control_alias[name] = exit_control
+        # the exit NoOp's control edges (``control_edge``'s, inline: ~a quarter of a TF2
+        # SavedModel's edges)
+        control_alias = self.control_alias
+        sources = ret_nodes + [prefix + ctl for ctl in control_rets]
+        for k, src in enumerate(sources):
+            source = (nodes.get(src) if src not in waiting_src and src not in control_alias
+                      and exit_control not in waiting_dst else None)
+            if source is not None and source is not exit_node:
+                edge = Edge(source.name, -1, exit_control, -1)
+                source.out_edges.append(edge)
+                exit_node.in_edges.append(edge)
+            else:
+                written = src if k < len(ret_nodes) else control_rets[k - len(ret_nodes)]
+                self.wait(src, -1, exit_control, -1, "^" + written)
+        control_alias[name] = exit_control
         if name in self.waiting_src:
             self.waiting_src.add(exit_control)
         if self.library.lazy:
@@ -288,12 +303,12 @@ class FunctionExpansion(BodyNodes):
             bodies = [(nd, nd.name, nd.op, nd.device, nd.input[:], key)
                       for nd, key in zip(fdef.node_def, keys)]
             sig = fdef.signature
+            by_name = {b[1]: b for b in bodies}
             parts = self._function_bodies[fname] = (
-                bodies, frozenset(b[1] for b in bodies),
+                bodies, by_name.keys(),
                 [(a.name, a.type, a.type_attr) for a in sig.input_arg],
                 [(a.name, a.type, a.type_attr) for a in sig.output_arg],
-                dict(fdef.ret), control_ret_nodes(fdef),
-                {b[1]: b for b in bodies}, {})
+                dict(fdef.ret), control_ret_nodes(fdef), by_name, {})
         return parts
 
     def _function_resolver(self, prefix: str, arg_nodes: dict[str, str], by_name: dict,
