@@ -91,8 +91,9 @@ class _Builder(FunctionExpansion):
         self._function_bodies: dict[str, tuple] = {}
         # id of a NodeDef that is not top level -> (it, its record)
         self._nd_records: dict[int, tuple] = {}
-        # (dtype, index, of a PartitionedCall?) -> an _Arg node's record (see ``_arg_record``)
-        self._arg_records: dict[tuple, tuple] = {}
+        # (op, dtype, index, call arg?) -> the record of a node the builder makes (see
+        # ``_made_record``)
+        self._made_records: dict[tuple, tuple] = {}
         # op -> its output args' starts, for an op whose attrs do not change them (each
         # arg one output) and that calls no function by its name; False: they depend on
         # the attrs
@@ -295,15 +296,6 @@ class _Builder(FunctionExpansion):
             record = records.get(key) or self.attr_records.miss(op, key, records)
         self._nd_records[id(nd)] = (nd, record)
         return record
-
-    def _add_node(self, node: Node, own_types: bool = False, types: list[int] | None = None
-                  ) -> list[int] | None:
-        """Add ``node`` (one the builder makes: _Arg, _Retval, NoOp) to the graph and type
-        it; return its input dtypes (None: unknown; ``own_types``: they are ``types``,
-        whatever its op says). (The graph is filled directly; ``finish`` tells it that it
-        changed.)"""
-        self.graph.nodes[node.name] = node
-        return self.attr_records.type_node(node, own_types, types)
 
     def _add_inputs(self, node: Node, inputs, resolve, types: list[int] | None = None,
                     slot: int = 0, seen_control: int = 0) -> int:

@@ -167,11 +167,14 @@ class FunctionExpansion(BodyNodes):
         entry_control = None
         if control_refs:
             entry_control = unique("input_control_node")
-            ctl = Node(name=entry_control, op="NoOp", device=device, spec=spec,
-                       function=fname, call_site=name, loop=loop, soft=outer_soft)
-            self._add_inputs(ctl, control_refs, resolve, self._add_node(ctl))
+            attrs, types, out_types, shapes, signature = (
+                self._made_records.get(("NoOp", None, 0, False)) or self._made_record("NoOp"))
+            ctl = nodes[entry_control] = Node(entry_control, "NoOp", device, spec, attrs, [], [],
+                                              out_types, shapes, fname, name, loop, None, None,
+                                              signature, outer_soft)
+            self._add_inputs(ctl, control_refs, resolve, types)
         add_inputs, connect = self._add_inputs, self._connect
-        arg_records, arg_record = self._arg_records, self._arg_record
+        made_records, made_record = self._made_records, self._made_record
         alias, waiting_src, waiting_dst = self.alias, self.waiting_src, self.waiting_dst
         early, fast = self.early_alias, self.fast
         n_refs = len(data_refs)
@@ -183,9 +186,10 @@ class FunctionExpansion(BodyNodes):
                 taken.add(arg)
             arg_nodes[arg] = arg_name
             dtype = arg_type or _attr_type(nd, type_attr)
-            record = arg_records.get((dtype, i, partitioned)) or arg_record(dtype, i, partitioned)
+            record = (made_records.get(("_Arg", dtype, i, partitioned))
+                      or made_record("_Arg", dtype, i, partitioned))
             attrs, types, out_types, shapes, signature = record
-            # (every field positionally, typed as ``_add_node`` types it: a third of a TF2
+            # (every field positionally, typed as ``_made_record`` says: a third of a TF2
             # SavedModel's nodes are _Arg nodes)
             node = nodes[arg_name] = Node(arg_name, "_Arg", device, spec, attrs, [], [],
                                           out_types, shapes, fname, name, loop, None, None,
@@ -224,11 +228,11 @@ class FunctionExpansion(BodyNodes):
         for i, (out, out_type, type_attr) in enumerate(out_args):
             ret_name = unique(out)
             dtype = out_type or _attr_type(nd, type_attr)
-            dtypes = _dtypes(dtype)
-            node = Node(name=ret_name, op="_Retval", device=device, spec=spec,
-                        attrs=_arg_attrs(dtype, i, False), function=fname, call_site=name,
-                        loop=loop, output_dtypes=dtypes, soft=outer_soft)
-            types = self._add_node(node, True, dtypes)
+            attrs, types, out_types, shapes, signature = (
+                made_records.get(("_Retval", dtype, i, False)) or made_record("_Retval", dtype, i))
+            node = nodes[ret_name] = Node(ret_name, "_Retval", device, spec, attrs, [], [],
+                                          out_types, shapes, fname, name, loop, None, None,
+                                          signature, outer_soft)
             ref = rets.get(out)
             if ref is not None:
                 self._add_inputs(node, [ref], body_resolve, types)
@@ -237,9 +241,11 @@ class FunctionExpansion(BodyNodes):
                 self.waiting_src.add(ret_name)
             ret_nodes.append(ret_name)
         exit_control = unique("output_control_node")
-        exit_node = Node(name=exit_control, op="NoOp", device=device, spec=spec, function=fname,
-                         call_site=name, loop=loop, soft=outer_soft)
-        self._add_node(exit_node)
+        attrs, _, out_types, shapes, signature = (made_records.get(("NoOp", None, 0, False))
+                                                  or made_record("NoOp"))
+        exit_node = nodes[exit_control] = Node(exit_control, "NoOp", device, spec, attrs, [], [],
+                                               out_types, shapes, fname, name, loop, None, None,
+                                               signature, outer_soft)
         # the exit NoOp's control edges (``control_edge``'s, inline: ~a quarter of a TF2
         # SavedModel's edges)
         control_alias = self.control_alias
@@ -264,16 +270,20 @@ class FunctionExpansion(BodyNodes):
                 self._forget_function(fname, bodies)
         return True
 
-    def _arg_record(self, dtype: int | None, index: int, partitioned: bool) -> tuple:
-        """``_arg_records[(dtype, index, partitioned)]``, made on its first use: what an
-        ``_Arg`` node of that dtype and index (``partitioned``: of a (Stateful)
-        PartitionedCall) is given as ``_add_node`` types it, ``(attrs, its input dtypes,
-        output dtypes, output shapes, op signature)``, shared by the nodes with it."""
-        dtypes = _dtypes(dtype)
-        node = Node("", "_Arg", "", None, _arg_attrs(dtype, index, partitioned),
-                    output_dtypes=dtypes)
-        types = self.attr_records.type_node(node, True, dtypes)
-        record = self._arg_records[(dtype, index, partitioned)] = (
+    def _made_record(self, op: str, dtype: int | None = None, index: int = 0,
+                     call_arg: bool = False) -> tuple:
+        """``_made_records[(op, dtype, index, call_arg)]``, made on its first use: what a
+        node the builder makes (an ``_Arg`` or ``_Retval`` of that dtype and index,
+        ``call_arg``: see ``_arg_attrs``; a ``NoOp``) is given as ``AttrRecords.type_node`` types it,
+        ``(attrs, its input dtypes, output dtypes, output shapes, op signature)``, shared
+        by the nodes with it."""
+        if op == "NoOp":
+            attrs, dtypes = _NO_ATTRS, None
+        else:
+            attrs, dtypes = _arg_attrs(dtype, index, call_arg), _dtypes(dtype)
+        node = Node("", op, "", None, attrs, output_dtypes=dtypes)
+        types = self.attr_records.type_node(node, op != "NoOp", dtypes)
+        record = self._made_records[(op, dtype, index, call_arg)] = (
             node.attrs, types, node.output_dtypes, node.output_shapes, node.op_signature)
         return record
 
@@ -459,6 +469,9 @@ def _type_value(dtype: int) -> AttrValue:
 
 
 _CALL_ARG_VALUE = AttrValue(b=True)
+#: the attrs of the NoOps the builder makes: none (one dict for all: attrs are never
+#: changed after the build)
+_NO_ATTRS: dict[str, AttrValue] = {}
 
 
 def _config_soft(nd: NodeDef) -> bool:
