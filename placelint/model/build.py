@@ -171,9 +171,11 @@ class _Builder(FunctionExpansion):
                     loop, None, None, signature,
                     bool(call_site) and call_site in self._soft_calls)
         nodes[name] = node
-        self.last = (typed, self._add_inputs(node, inputs, resolve, types) if inputs else 0)
+        n_data = self._add_inputs(node, inputs, resolve, types) if inputs else 0
         if control_flow:
             self._attach_bodies(nd, node, device, function, loop, resolve, stack)
+        # (after the bodies, whose nodes set it too: it is this node's)
+        self.last = (typed, n_data)
         return node
 
     def add_top_level(self, nds, validator: NodeDefValidator) -> None:
