@@ -241,3 +241,34 @@ node_def {{ name: "free" op: "Relu" input: "s" attr {{ key: "T" value {{ placeho
     assert found == [(name, "input features[0] expected type float != string, the type of s[0]")
                      for name in ("\u00e9t\u00e9", long)]
     assert sum(isinstance(key[1], bytes) for key in typings) == 2   # T float; the placeholder
+
+
+def test_a_node_after_a_functional_if_keeps_its_own_typing():
+    """The typing ``add`` hands to the import-time validation is the node's own, not that
+    of the last node of a branch it attached: an Identity after an ``If`` whose branch
+    holds an Identity of the same attrs was judged with the If's verdict (a false
+    'expected inputs bool, float do not match 1 inputs specified')."""
+    from placelint.model.build import build_graph
+    from placelint.proto import GraphDef
+
+    FLOAT, BOOL = 1, 10
+    gd = GraphDef()
+    f = gd.library.function.add()
+    f.signature.name = "f"
+    f.signature.input_arg.add(name="a", type=FLOAT)
+    f.signature.output_arg.add(name="y", type=FLOAT)
+    body = f.node_def.add(name="id", op="Identity", input=["a"])
+    body.attr["T"].type = FLOAT
+    f.ret["y"] = "id:output:0"
+    for name, dtype in (("c", BOOL), ("x", FLOAT)):
+        gd.node.add(name=name, op="Placeholder").attr["dtype"].type = dtype
+    cond = gd.node.add(name="if", op="If", input=["c", "x"])
+    cond.attr["Tcond"].type = BOOL
+    cond.attr["Tin"].list.type.append(FLOAT)
+    cond.attr["Tout"].list.type.append(FLOAT)
+    cond.attr["then_branch"].func.name = "f"
+    cond.attr["else_branch"].func.name = "f"
+    after = gd.node.add(name="after", op="Identity", input=["x"])
+    after.attr["T"].type = FLOAT
+    result = build_graph(gd)
+    assert result.diagnostics == [] and result.graph.invalid_nodes == {}

@@ -16,8 +16,9 @@ when the builder is not ``fast`` (tests compare the two).
 
 from __future__ import annotations
 
+from ..dtypes import DT_RESOURCE, REF_OFFSET
 from .devices import parse_device
-from .graph import Node
+from .graph import Edge, Node
 
 
 class BodyNodes:
@@ -37,6 +38,7 @@ class BodyNodes:
         nodes, budget = self.graph.nodes, self.node_budget
         plain = self._plain if self.fast else {}
         devices, nd_records, nd_record = self._devices, self._nd_records, self.nd_record
+        record_miss = self.attr_records.miss
         alias, control_alias = self.alias, self.control_alias
         waiting_src, waiting_dst = self.waiting_src, self.waiting_dst
         add, add_inputs, connect = self.add, self._add_inputs, self._connect
@@ -62,9 +64,12 @@ class BodyNodes:
             except KeyError:
                 spec = parse_device(dev)
                 devices[dev] = (dev, spec)
-            known = nd_records.get(id(nd))
-            record = known[1] if known is not None else nd_record(nd, body_name, op,
-                                                                  body_device, inputs, key)
+            if key is not None:     # (as ``nd_record`` finds it, without keeping it by id)
+                record = facts[1].get(key) or record_miss(op, key, facts[1])
+            else:
+                known = nd_records.get(id(nd))
+                record = known[1] if known is not None else nd_record(nd, body_name, op,
+                                                                      body_device, inputs)
             attrs, typed = record
             signature, types, out_types, shapes = typed
             node = Node(name, op, dev, spec, attrs, [], [], out_types, shapes, fname, call,
@@ -76,6 +81,7 @@ class BodyNodes:
                     self.control_edge(entry_control, node, "^" + entry_control)
                 continue
             n_data, clean, control = 0, True, 0
+            in_edges, n_types = node.in_edges, -1 if types is None else len(types)
             for ref in inputs:
                 known = resolved.get(ref)
                 if known is None:
@@ -88,7 +94,9 @@ class BodyNodes:
                                                      and src not in waiting_src)):
                         source = nodes.get(real)
                         if source is not None and source is not node:
-                            connect(source, -1, node, -1, None)
+                            edge = Edge(source.name, -1, name, -1)     # (as ``_connect``)
+                            source.out_edges.append(edge)
+                            in_edges.append(edge)
                             control += 1
                             continue
                 elif slot >= 0 and not control:
@@ -99,7 +107,22 @@ class BodyNodes:
                                                      and src not in waiting_src)):
                         source = nodes.get(real)
                         if source is not None and source is not node:
-                            if (not connect(source, real_slot, node, n_data, types)
+                            src_types = source.output_dtypes
+                            if src_types is not None and real_slot < len(src_types):
+                                # (typed as ``_connect`` types it when the source has the
+                                # output; else through it)
+                                actual = src_types[real_slot]
+                                dtype = types[n_data] if n_data < n_types else actual
+                                if (not (dtype == actual or actual > REF_OFFSET
+                                         and dtype == actual - REF_OFFSET)
+                                        or source.function):
+                                    clean = False
+                                edge = Edge(source.name, real_slot, name, n_data, dtype,
+                                            dtype is not None and (dtype == DT_RESOURCE
+                                                                   or dtype > REF_OFFSET))
+                                source.out_edges.append(edge)
+                                in_edges.append(edge)
+                            elif (not connect(source, real_slot, node, n_data, types)
                                     or source.function):
                                 clean = False
                             n_data += 1

@@ -91,8 +91,16 @@ class _Builder(FunctionExpansion):
         self._function_bodies: dict[str, tuple] = {}
         # id of a NodeDef that is not top level -> (it, its record)
         self._nd_records: dict[int, tuple] = {}
-        # (op, id of such a record's attrs) -> (their output arg ranges, them)
-        self._out_ranges: dict[int, tuple] = {}
+        # (op, dtype, index, call arg?) -> the record of a node the builder makes (see
+        # ``_made_record``)
+        self._made_records: dict[tuple, tuple] = {}
+        # op -> its output args' starts, for an op whose attrs do not change them (each
+        # arg one output) and that calls no function by its name; False: they depend on
+        # the attrs
+        self._out_starts: dict[str, dict[str, int] | bool] = {}
+        # (op, the attrs' wire bytes, or the id of a record's attrs) -> (their output arg
+        # ranges, the attrs for an id)
+        self._out_ranges: dict[tuple, tuple] = {}
         # op -> what ``add`` does by op, one look-up per node: (one copy of the op string,
         # whether it may call a function, whether it is functional control flow, {a
         # NodeDef's attrs as wire bytes -> (its node's attrs, their typing)})
@@ -163,9 +171,11 @@ class _Builder(FunctionExpansion):
                     loop, None, None, signature,
                     bool(call_site) and call_site in self._soft_calls)
         nodes[name] = node
-        self.last = (typed, self._add_inputs(node, inputs, resolve, types) if inputs else 0)
+        n_data = self._add_inputs(node, inputs, resolve, types) if inputs else 0
         if control_flow:
             self._attach_bodies(nd, node, device, function, loop, resolve, stack)
+        # (after the bodies, whose nodes set it too: it is this node's)
+        self.last = (typed, n_data)
         return node
 
     def add_top_level(self, nds, validator: NodeDefValidator) -> None:
@@ -288,15 +298,6 @@ class _Builder(FunctionExpansion):
             record = records.get(key) or self.attr_records.miss(op, key, records)
         self._nd_records[id(nd)] = (nd, record)
         return record
-
-    def _add_node(self, node: Node, own_types: bool = False, types: list[int] | None = None
-                  ) -> list[int] | None:
-        """Add ``node`` (one the builder makes: _Arg, _Retval, NoOp) to the graph and type
-        it; return its input dtypes (None: unknown; ``own_types``: they are ``types``,
-        whatever its op says). (The graph is filled directly; ``finish`` tells it that it
-        changed.)"""
-        self.graph.nodes[node.name] = node
-        return self.attr_records.type_node(node, own_types, types)
 
     def _add_inputs(self, node: Node, inputs, resolve, types: list[int] | None = None,
                     slot: int = 0, seen_control: int = 0) -> int:

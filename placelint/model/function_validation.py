@@ -28,9 +28,12 @@ class _Unknown(Exception):
     """A dtype placelint cannot tell: stop checking (conservative)."""
 
 
-def called_functions(graph_def, library) -> list[str]:
+def called_functions(graph_def, library, visit=None) -> list[str]:
     """Library functions called from the top level, and the functions they call, in
-    order of first call (``library``: the graph's ``FunctionLibrary``)."""
+    order of first call (``library``: the graph's ``FunctionLibrary``). ``visit(name)``,
+    when given, is called on each function in that order and returns the functions its
+    body calls, in body order (``check_function``'s ``callees``): the bodies are then
+    walked once, for both."""
     if not library:
         return []
     order: list[str] = []
@@ -43,8 +46,9 @@ def called_functions(graph_def, library) -> list[str]:
             continue
         seen.add(name)
         order.append(name)
-        todo.extend(reversed([f for f in (callee(nd, library)
-                                          for nd in library[name].node_def) if f]))
+        called = (visit(name) if visit is not None
+                  else [f for f in (callee(nd, library) for nd in library[name].node_def) if f])
+        todo.extend(reversed(called))
     return order
 
 
@@ -61,13 +65,15 @@ def callee(nd, library) -> str | None:
 
 
 def check_function(fdef, opdb, library, typings: dict | None = None,
-                   keys: list | None = None) -> list[tuple[str, str]]:
+                   keys: list | None = None, callees: list | None = None
+                   ) -> list[tuple[str, str]]:
     """(body node, TensorFlow's message) for each body node InstantiateNode refuses
     (``typings``: ``_NodeTypes`` by (op, ``OpInfo.signature`` of the attrs) and by (op,
     the attrs' wire bytes), shared by the checks of one library's functions: most body
     nodes repeat a few ops with a few dtypes; ``keys``, when given, gets per body node
     its attrs' wire bytes, one object per distinct value, or None where not read: the
-    graph builder keys its records on them too)."""
+    graph builder keys its records on them too; ``callees``, when given, gets the library
+    functions the body nodes call, as ``callee`` reads them, in body order)."""
     sig = fdef.signature
     arg_types: dict[str, list[int] | None] = {a.name: ([a.type] if a.type else None)
                                               for a in sig.input_arg}
@@ -80,7 +86,16 @@ def check_function(fdef, opdb, library, typings: dict | None = None,
     known: dict[str, _NodeTypes | None] = {}
     for nd in fdef.node_def:
         op, name = nd.op, nd.name
-        info = opdb.op(op) if op not in library else None
+        if op in library:
+            info = None
+            if callees is not None:
+                callees.append(op)
+        else:
+            info = opdb.op(op)
+            if callees is not None and op in PARTITIONED_CALL and "f" in nd.attr:
+                called = nd.attr["f"].func.name
+                if called in library:
+                    callees.append(called)
         types = None
         if info is None:
             if keys is not None:

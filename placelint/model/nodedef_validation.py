@@ -365,14 +365,20 @@ def _function_findings(graph_def, opdb, functions, keys: dict[str, list]) -> lis
             calls.setdefault(called, nd.name)
     out = []
     typings: dict = {}      # (see check_function)
-    for fname in called_functions(graph_def, functions):
+
+    def visit(fname: str) -> list[str]:
+        """Check function ``fname``'s body; the functions it calls."""
+        callees: list[str] = []
         keys[fname] = []
         for body_node, message in check_function(functions[fname], opdb, functions, typings,
-                                                 keys[fname]):
+                                                 keys[fname], callees):
             where = f"{calls[fname]}/{body_node}" if fname in calls else body_node
             out.append(Finding(where, FUNCTION_BODY,
                                f"{message} In node {body_node} (function '{fname}', "
                                f"instantiated when the graph is imported)"))
+        return callees
+
+    called_functions(graph_def, functions, visit)
     return out
 
 
