@@ -57,8 +57,8 @@ node {{ name: "z" op: "Tanh" input: "y" device: "/job:ps/task:0" {F32} }}
 
 
 def test_the_count_of_paths_is_every_path():
-    """Twenty-five separate round trips CPU:0 -> GPU:0 -> CPU:0: the finding counts them all
-    (the walk is linear; no bound cuts the count short) and lists every entry node."""
+    """Twenty-five separate round trips CPU:0 -> GPU:0 -> CPU:0 (fewer than MAX_PATHS): the
+    finding counts them all, exactly, and lists every entry node."""
     trips = "\n".join(f"""
 node {{ name: "x{i}" op: "Placeholder" device: "/device:CPU:0" attr {{ key: "dtype" value {{ type: DT_FLOAT }} }} attr {{ key: "shape" value {{ shape {{ dim {{ size: 4 }} }} }} }} }}
 node {{ name: "y{i}" op: "Relu" input: "x{i}" device: "/device:GPU:0" {F32} }}
@@ -67,3 +67,18 @@ node {{ name: "z{i}" op: "Tanh" input: "y{i}" device: "/device:CPU:0" {F32} }}""
     assert len(found) == 1
     assert "(25 paths;" in found[0].message
     assert sorted(found[0].nodes) == sorted(f"y{i}" for i in range(25))
+
+
+def test_a_pair_with_more_paths_than_looked_for_says_at_least():
+    """The walk of a device pair stops at MAX_PATHS paths (its cost at 10^6 nodes): the
+    finding then counts them as a lower bound."""
+    from placelint.checks.pl203_device_ping_pong import MAX_PATHS
+
+    n = MAX_PATHS + 10
+    trips = "\n".join(f"""
+node {{ name: "x{i}" op: "Placeholder" device: "/device:CPU:0" attr {{ key: "dtype" value {{ type: DT_FLOAT }} }} attr {{ key: "shape" value {{ shape {{ dim {{ size: 4 }} }} }} }} }}
+node {{ name: "y{i}" op: "Relu" input: "x{i}" device: "/device:GPU:0" {F32} }}
+node {{ name: "z{i}" op: "Tanh" input: "y{i}" device: "/device:CPU:0" {F32} }}""" for i in range(n))
+    (found,) = _pl203(text_format.Parse(trips, GraphDef()), "CPU:0,GPU:0")
+    assert f"(at least {MAX_PATHS} paths;" in found.message
+    assert len(found.nodes) == MAX_PATHS

@@ -18,14 +18,19 @@ from ..model.op_index import op_index
 from ..model.ops import NEXT_ITERATION
 
 
-def ping_pongs(graph, placement, transfers, skip=None):
-    """(node on A, first node on B, last node on B, node back on A) for device pairs A, B.
+#: paths looked for per device pair: the walk stops there (a 10^6-node graph of towers
+#: mixed every few layers has ~7500 per pair, and walking them all cost ~3 s)
+MAX_PATHS = 100
+
+
+def ping_pongs(graph, placement, transfers, skip=None, limit: int = MAX_PATHS):
+    """(paths, cut): the paths (node on A, first node on B, last node on B, node back on A)
+    for device pairs A, B, and the pairs (A, B) whose walk stopped at ``limit`` paths.
 
     For each ordered pair (A, B) with transfers both ways: walk forward from the nodes on
     B that receive from A, through nodes on B only; a node reached that sends back to A
     closes a ping-pong. Linear per device pair. A pair gives one path per (node on A, node
-    back on A), leaving out those ``skip(src, back)`` is true of: every one, so that a
-    finding's count of paths is the graph's.
+    back on A), leaving out those ``skip(src, back)`` is true of, up to ``limit``.
     """
     device = placement.device
     pairs: dict[tuple, list] = {}       # (A, B) -> its data transfers, in order
@@ -33,6 +38,7 @@ def ping_pongs(graph, placement, transfers, skip=None):
         if not t.control:
             pairs.setdefault((t.src_device, t.dst_device), []).append(t)
     found = []
+    cut: set[tuple[str, str]] = set()
     for a, b in sorted(pairs):
         if (b, a) not in pairs:
             continue
@@ -46,6 +52,9 @@ def ping_pongs(graph, placement, transfers, skip=None):
                     entry[c] = (t.src, c)
                     stack.append(c)
         while stack:
+            if len(ends) >= limit:
+                cut.add((a, b))
+                break
             name = stack.pop()
             origin = entry[name]
             node = graph.nodes[name]
@@ -67,7 +76,7 @@ def ping_pongs(graph, placement, transfers, skip=None):
                 elif dst_dev == b and e.dst not in entry:
                     entry[e.dst] = origin
                     stack.append(e.dst)
-    return found
+    return found, cut
 
 
 def variable_round_trip(graph, placement, src: str, back: str, var_groups: set[str]) -> bool:
@@ -102,24 +111,30 @@ class DevicePingPong(Rule):
         else:
             var_groups = set()
         groups = Groups()
-        for src, enter, leave, back in ping_pongs(
-                ctx.step.graph, placement, ctx.transfers,
-                skip=lambda src, back: variable_round_trip(ctx.graph, placement, src, back,
-                                                           var_groups)):
-            a, b = display(device[back]), display(device[enter])
-            groups.add((a, b, top_scope(enter)), enter, (src, enter, leave, back))
+        paths, cut = ping_pongs(
+            ctx.step.graph, placement, ctx.transfers,
+            skip=lambda src, back: variable_round_trip(ctx.graph, placement, src, back,
+                                                       var_groups))
+        stopped = set()     # the findings of the pairs whose walk stopped at MAX_PATHS
+        for src, enter, leave, back in paths:
+            key = (display(device[back]), display(device[enter]), top_scope(enter))
+            groups.add(key, enter, (src, enter, leave, back))
+            if (device[back], device[enter]) in cut:
+                stopped.add(key)
         for (a, b, scope), nodes, paths in groups:
             texts = []
             for src, enter, leave, back in paths[:5]:
                 texts.append(f"{src} ({a}) -> {enter}" + (f" ... {leave}" if leave != enter else "")
                              + f" ({b}) -> {back} ({a})")
             more = f"; and {len(paths) - 5} more" if len(paths) > 5 else ""
+            entered = set(nodes)    # (thousands of paths per finding in a 10^6-node graph)
             related = list(dict.fromkeys(n for src, _, leave, back in paths
-                                         for n in (src, leave, back) if n not in nodes))
+                                         for n in (src, leave, back) if n not in entered))
             where = f" in scope {scope}" if scope else ""
+            counted = ("at least " if (a, b, scope) in stopped else "") + plural(len(paths), "path")
             yield self.diag(
                 f"data goes {a} -> {b} -> {a}{where} "
-                f"({plural(len(paths), 'path')}; each hop is a copy every step)",
+                f"({counted}; each hop is a copy every step)",
                 nodes=nodes, related=related, detail="; ".join(texts) + more,
                 fix=f"move the {b} ops of these paths to {a}, or the {a} ops to {b}.")
 
