@@ -18,15 +18,20 @@ from placelint.proto import AttrValue, GraphDef
 FLOAT = 1
 
 
-def _library(gd: GraphDef) -> None:
-    """``f(x) -> y`` (an Identity), ``g(x) -> y`` calling ``f`` and reading its output."""
+def identity_function(gd: GraphDef, name: str = "f", arg: str = "x") -> None:
+    """Add ``name(arg) -> y``, an Identity of a float, to ``gd``'s library."""
     f = gd.library.function.add()
-    f.signature.name = "f"
-    f.signature.input_arg.add(name="x", type=FLOAT)
+    f.signature.name = name
+    f.signature.input_arg.add(name=arg, type=FLOAT)
     f.signature.output_arg.add(name="y", type=FLOAT)
-    nd = f.node_def.add(name="id", op="Identity", input=["x"])
+    nd = f.node_def.add(name="id", op="Identity", input=[arg])
     nd.attr["T"].type = FLOAT
     f.ret["y"] = "id:output:0"
+
+
+def _library(gd: GraphDef) -> None:
+    """``f(x) -> y`` (an Identity), ``g(x) -> y`` calling ``f`` and reading its output."""
+    identity_function(gd)
     g = gd.library.function.add()
     g.signature.name = "g"
     g.signature.input_arg.add(name="x", type=FLOAT)

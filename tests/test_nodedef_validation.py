@@ -250,16 +250,11 @@ def test_a_node_after_a_functional_if_keeps_its_own_typing():
     'expected inputs bool, float do not match 1 inputs specified')."""
     from placelint.model.build import build_graph
     from placelint.proto import GraphDef
+    from tests.test_build_early_alias import identity_function
 
     FLOAT, BOOL = 1, 10
     gd = GraphDef()
-    f = gd.library.function.add()
-    f.signature.name = "f"
-    f.signature.input_arg.add(name="a", type=FLOAT)
-    f.signature.output_arg.add(name="y", type=FLOAT)
-    body = f.node_def.add(name="id", op="Identity", input=["a"])
-    body.attr["T"].type = FLOAT
-    f.ret["y"] = "id:output:0"
+    identity_function(gd, "f", "a")
     for name, dtype in (("c", BOOL), ("x", FLOAT)):
         gd.node.add(name=name, op="Placeholder").attr["dtype"].type = dtype
     cond = gd.node.add(name="if", op="If", input=["c", "x"])
