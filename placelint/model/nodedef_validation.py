@@ -411,7 +411,8 @@ def _judge_attrs(nd, info) -> _Verdict:
                                           "NodeDef: node \0")
     _sig, in_types, out_types = info.typing(attrs)
     if in_types is None or out_types is None:
-        return _Verdict()
+        err = info.count_error(attrs)
+        return _Verdict(ATTR_VALUE, err) if err else _Verdict()
     for attr in _shape_checked(info):
         if attr in attrs:
             value = attrs[attr]

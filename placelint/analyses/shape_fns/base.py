@@ -17,6 +17,7 @@ import numpy as np
 from ... import dtypes as _dt
 from ...model.attrs import attr
 from ...model.graph import Node
+from ...opdb.arg_types import MAX_ARG_COUNT
 
 Shape = tuple[int, ...]
 Value = tuple  # tuple[int | None, ...]
@@ -133,6 +134,16 @@ def const_value(node: Node) -> Value | None:
     if len(vals) < count:  # TF repeats the last value
         vals += [vals[-1]] * (count - len(vals))
     return tuple(int(v) for v in vals[:count])
+
+
+def attr_count(node: Node, key: str, default: int) -> int | None:
+    """A number attr that sizes a node's outputs (Unpack's ``num``, Split's
+    ``num_split``; ``default`` when unset or 0); None past the op database's bound
+    (``opdb.arg_types.MAX_ARG_COUNT``: the node's outputs are unknown, and no list that
+    long is made)."""
+    a = attr(node, key)
+    n = (int(a.i) if a is not None and a.WhichOneof("value") == "i" else 0) or default
+    return n if n <= MAX_ARG_COUNT else None
 
 
 def as_shape(value: Value | None) -> Shape | None:
