@@ -50,3 +50,14 @@ node_def { name: "s" op: "AddN" input: "a" input: "a"
   attr { key: "T" value { type: DT_FLOAT } } attr { key: "N" value { i: 4611686018427387904 } } }
 """, FunctionDef())
     assert check_function(fdef, get_opdb(), {}) == []
+
+
+def test_an_input_count_mismatch_of_a_large_n_has_a_bounded_message():
+    """TF's "NodeDef expected inputs '...'" lists every dtype: 100000 of them made a
+    700 KB message; past MAX_LISTED_INPUTS it says how many."""
+    from placelint.model.nodedef_validation import MAX_LISTED_INPUTS
+    [d] = _analyze('node { name: "y" op: "AddN" input: "x" input: "x" '
+                   'attr { key: "T" value { type: DT_FLOAT } } attr { key: "N" value { i: 100000 } } }')
+    assert d.code == "PL007" and len(d.message) < 2000
+    assert d.message.startswith("NodeDef expected inputs '" + "float, " * MAX_LISTED_INPUTS
+                                + "... (100000 in all)' do not match 2 inputs specified; ")
