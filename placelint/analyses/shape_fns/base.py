@@ -121,9 +121,12 @@ def const_value(node: Node) -> Value | None:
     if count > MAX_VALUE_ELEMENTS or any(d < 0 for d in shape):
         return None
     if t.tensor_content:
-        np_type = _NUMPY_INT[t.dtype]
-        arr = np.frombuffer(t.tensor_content, dtype=np_type)
-        return tuple(int(v) for v in arr[:count]) if arr.size >= count else None
+        np_type = np.dtype(_NUMPY_INT[t.dtype])
+        if len(t.tensor_content) != count * np_type.itemsize:
+            # TF makes no tensor of it (Tensor::FromProto: "Input size was N and expected
+            # M"): no value, and no frombuffer of a size that is no multiple of the item's
+            return None
+        return tuple(np.frombuffer(t.tensor_content, dtype=np_type).tolist())
     vals = list(t.int64_val) if t.dtype in (_dt.DT_INT64, _dt.DT_UINT64) else list(t.int_val)
     if t.dtype == _dt.DT_UINT32:
         vals = list(t.uint32_val) or vals
