@@ -2,7 +2,7 @@
 
 import pytest
 
-from placelint.model.devices import (DeviceSet, DeviceSetError, DeviceSpec, MergeError,
+from placelint.model.devices import (MAX_DEVICE_COUNT, DeviceSet, DeviceSetError, DeviceSpec, MergeError,
                                      parse_device)
 
 
@@ -70,6 +70,12 @@ def test_device_set_counts_and_names():
         DeviceSet.parse("GPU:x")
     with pytest.raises(DeviceSetError, match="cannot read device count"):
         DeviceSet.parse("CPU=²")     # a digit to str.isdigit, not to int()
+    with pytest.raises(DeviceSetError, match="too large"):
+        DeviceSet.parse("CPU=99999999999999999999")     # (was a MemoryError, or killed)
+    with pytest.raises(DeviceSetError, match="too large"):
+        DeviceSet.parse(f"GPU={MAX_DEVICE_COUNT + 1}")
+    gpus = [d for d in DeviceSet.parse(f"GPU={MAX_DEVICE_COUNT}").devices if d.type == "GPU"]
+    assert len(gpus) == MAX_DEVICE_COUNT
     with pytest.raises(DeviceSetError):
         DeviceSet.parse("")
 

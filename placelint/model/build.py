@@ -146,6 +146,10 @@ class _Builder(FunctionExpansion):
                     "function bodies); the rest of the model is not analysed", node=name))
             return
         op, calls, control_flow, records = self._op_facts.get(op) or self._facts(op)
+        if not name:
+            # (PL005, see ``finish``) an empty call site means the top level: a call or
+            # control-flow node without a name is left unexpanded, as an opaque node
+            calls = control_flow = False
         if calls:
             fname = self._called_function(nd)
             if self._expand_call(nd, name, fname, device, function, call_site, loop, resolve, stack):
@@ -447,6 +451,10 @@ class _Builder(FunctionExpansion):
                     backward.append((index[dst], index[src]))
         self.diags.extend(input_diagnostics(self.graph, unreadable, missing,
                                             self._bad_inputs.values()))
+        if "" in nodes:
+            self.diags.append(InvalidGraph.diag(
+                f"a node ({nodes[''].op or 'no op'}) has no name (TensorFlow: \"Node '': Node "
+                "name contains invalid characters\")", node=""))
         if not backward:
             self.graph.note_edges_point_forward()   # (validation then looks for no cycle)
         # (every op a node was added with went through ``add``, or is _Arg, _Retval, NoOp)

@@ -276,6 +276,9 @@ class DeviceSet:
                 count = count.strip()
                 if not (TYPE_NAME.fullmatch(dtype) and count.isascii() and count.isdigit()):
                     raise DeviceSetError(f"cannot read device count {item!r} (expected TYPE=N, e.g. GPU=2)")
+                if int(count) > MAX_DEVICE_COUNT:
+                    raise DeviceSetError(f"device count {item!r} is too large (at most "
+                                         f"{MAX_DEVICE_COUNT} devices of a type per task)")
                 devices += [Device(DeviceSpec(t.job, t.replica, t.task, dtype, i))
                             for t in tasks for i in range(int(count))]
                 continue
@@ -320,6 +323,9 @@ class DeviceSet:
 
 
 DEFAULT_DEVICES = "CPU:0,GPU:0"
+#: The most devices ``TYPE=N`` makes per task: each is an object every placement reads
+#: (65536 take ~1 s); ``CPU=99999999999999999999`` was a MemoryError, or the process killed.
+MAX_DEVICE_COUNT = 2**16
 
 
 def default_session_task(tasks: list[DeviceSpec]) -> DeviceSpec | None:

@@ -20,6 +20,7 @@ output, a name that does not resolve).
 from __future__ import annotations
 
 from ..dtypes import base_type
+from ..opdb.arg_types import MAX_ARG_COUNT
 from .attr_validation import dtype_string, value_case
 from .attr_wire import attrs_key
 from .ops import PARTITIONED_CALL
@@ -201,6 +202,8 @@ def _arg_num_type(arg, attrs, info) -> list[int]:
         num = get(arg.number_attr, "i")
         if num is None:
             raise _Missing(f"number attr not found: {arg.number_attr}")
+        if num > MAX_ARG_COUNT:
+            raise _Unknown      # (TF refuses over int32; a list that long is not made)
     if arg.type:
         dtype = arg.type
     elif not arg.type_attr:

@@ -55,6 +55,9 @@ SHAPE = "shape"
 FUNCTION_BODY = "function-body"
 
 OUTPUT_SHAPES = "_output_shapes"
+#: TF's "NodeDef expected inputs '...'" lists every input's dtype; past this many the
+#: message says how many (an AddN with N: 100000 made a 700 KB message)
+MAX_LISTED_INPUTS = 32
 
 
 @dataclass
@@ -262,7 +265,9 @@ class NodeDefValidator:
         if n_data and inputs[-1][:1] == "^":
             n_data = sum(1 for r in inputs if r[:1] != "^")
         if n_data != len(in_types):
-            expected = ", ".join(dtype_string(t) for t in in_types)
+            expected = ", ".join(dtype_string(t) for t in in_types[:MAX_LISTED_INPUTS])
+            if len(in_types) > MAX_LISTED_INPUTS:
+                expected += f", ... ({len(in_types)} in all)"
             per_node[name] = Finding(name, INPUT_COUNT,
                                      f"NodeDef expected inputs '{expected}' do not match {n_data} "
                                      f"inputs specified; {op_summary(op)}; NodeDef: node {name}")
@@ -417,7 +422,8 @@ def _judge_attrs(nd, info) -> _Verdict:
                                           "NodeDef: node \0")
     _sig, in_types, out_types = info.typing(attrs)
     if in_types is None or out_types is None:
-        return _Verdict()
+        err = info.count_error(attrs)
+        return _Verdict(ATTR_VALUE, err) if err else _Verdict()
     for attr in _shape_checked(info):
         if attr in attrs:
             value = attrs[attr]

@@ -98,6 +98,34 @@ def get_int(value: Any) -> int | None:
     return int(value.i)
 
 
+#: TF keeps an arg's size in an int32: a number attr beyond is refused (AddArgToSig,
+#: node_def_util.cc: "Number of outputs is too big: N", for input and output args alike).
+MAX_INT32 = 2**31 - 1
+#: The most values one arg is expanded to here (a list per distinct set of attrs; ~8 MiB):
+#: past it the node's dtypes are unknown. TF's own import of one node with 10^7 outputs
+#: takes ~5 GB and half a minute; a number attr of 2**31 - 1 took 24 GB here before.
+MAX_ARG_COUNT = 2**20
+
+
+def get_count(value: Any) -> int | None:
+    """A number attr as the size of an arg: None when unset, not an int, negative (TF's
+    ``Value for number_attr() N < 0``), over int32 (see ``MAX_INT32``) or over
+    ``MAX_ARG_COUNT``."""
+    n = get_int(value)
+    return n if n is not None and 0 <= n <= MAX_ARG_COUNT else None
+
+
+def count_error(args: tuple[ArgDef, ...], get: Getter) -> str | None:
+    """TF's refusal of a number attr that no int32 holds, for the first arg sized by one
+    (``AddArgToSig``), else None."""
+    for arg in args:
+        if arg.number_attr:
+            n = get_int(get(arg.number_attr))
+            if n is not None and not -MAX_INT32 - 1 <= n <= MAX_INT32:
+                return f"Number of outputs is too big: {n}"
+    return None
+
+
 # --------------------------------------------------------------------------- OpDef records
 
 
@@ -150,8 +178,8 @@ def arg_types(args: tuple[ArgDef, ...], get: Getter) -> list[int] | None:
     out: list[int] = []
     for arg in args:
         if arg.number_attr:
-            repeats = get_int(get(arg.number_attr))
-            if repeats is None or repeats < 0:
+            repeats = get_count(get(arg.number_attr))
+            if repeats is None:
                 return None
             dtype = get_type(get(arg.type_attr)) if arg.type_attr else arg.type
             if not dtype:
@@ -184,8 +212,8 @@ def arg_ranges(args: tuple[ArgDef, ...], get: Getter) -> dict[str, tuple[int, in
     start = 0
     for arg in args:
         if arg.number_attr:
-            size = get_int(get(arg.number_attr))
-            if size is None or size < 0:
+            size = get_count(get(arg.number_attr))
+            if size is None:
                 return None
         elif arg.type_list_attr:
             types = get_type_list(get(arg.type_list_attr))

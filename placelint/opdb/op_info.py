@@ -12,7 +12,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from .arg_types import ArgDef, AttrDef, DefaultValue, Getter, arg_ranges, arg_types
+from .arg_types import (ArgDef, AttrDef, DefaultValue, Getter, arg_ranges, arg_types,
+                        count_error)
 from .kernels import KERNEL_LABEL_ATTR, KernelInfo, KernelTable, OpDBError
 
 AttrMap = Mapping[str, Any]
@@ -131,6 +132,11 @@ class OpInfo:
             hit = self._io_memo[key] = (key, arg_types(self.input_args, get),
                                         arg_types(self.output_args, get))
         return hit
+
+    def count_error(self, attrs: AttrMap | None) -> str | None:
+        """TF's refusal of a number attr too big for an int32 (the args' dtypes are then
+        unknown here), else None."""
+        return count_error((*self.input_args, *self.output_args), self._getter(attrs))
 
     def num_inputs(self, attrs: AttrMap | None) -> int | None:
         ranges = self.input_ranges(attrs)

@@ -7,7 +7,7 @@ from math import prod
 
 from ...model.attrs import attr_i, attr_ints, attr_shape
 from ...model.shapes import num_elements
-from .base import as_shape, first, merge, norm_axis, scalar, table
+from .base import as_shape, attr_count, first, merge, norm_axis, scalar, table
 
 
 def _with_attr_shape(inf, node, ins, srcs):
@@ -76,7 +76,9 @@ def _pack(inf, node, ins, srcs):
 
 def _unpack(inf, node, ins, srcs):
     x = ins[0] if ins else None
-    num = attr_i(node, "num", 0) or 0
+    num = attr_count(node, "num", 0)
+    if num is None:
+        return None
     if x is None:
         return [None] * num
     axis = norm_axis(attr_i(node, "axis", 0), len(x))
@@ -243,7 +245,9 @@ def _one_hot(inf, node, ins, srcs):
 
 
 def _split(inf, node, ins, srcs):
-    num = attr_i(node, "num_split", 1) or 1
+    num = attr_count(node, "num_split", 1)
+    if num is None:
+        return None
     if node.op == "Split":
         axis_v, x = inf.value(srcs[0] if srcs else None), (ins[1] if len(ins) > 1 else None)
     else:  # SplitV: value, size_splits, axis

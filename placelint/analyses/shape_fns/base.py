@@ -17,6 +17,7 @@ import numpy as np
 from ... import dtypes as _dt
 from ...model.attrs import attr
 from ...model.graph import Node
+from ...opdb.arg_types import MAX_ARG_COUNT
 
 Shape = tuple[int, ...]
 Value = tuple  # tuple[int | None, ...]
@@ -120,9 +121,12 @@ def const_value(node: Node) -> Value | None:
     if count > MAX_VALUE_ELEMENTS or any(d < 0 for d in shape):
         return None
     if t.tensor_content:
-        np_type = _NUMPY_INT[t.dtype]
-        arr = np.frombuffer(t.tensor_content, dtype=np_type)
-        return tuple(int(v) for v in arr[:count]) if arr.size >= count else None
+        np_type = np.dtype(_NUMPY_INT[t.dtype])
+        if len(t.tensor_content) != count * np_type.itemsize:
+            # TF makes no tensor of it (Tensor::FromProto: "Input size was N and expected
+            # M"): no value, and no frombuffer of a size that is no multiple of the item's
+            return None
+        return tuple(np.frombuffer(t.tensor_content, dtype=np_type).tolist())
     vals = list(t.int64_val) if t.dtype in (_dt.DT_INT64, _dt.DT_UINT64) else list(t.int_val)
     if t.dtype == _dt.DT_UINT32:
         vals = list(t.uint32_val) or vals
@@ -133,6 +137,16 @@ def const_value(node: Node) -> Value | None:
     if len(vals) < count:  # TF repeats the last value
         vals += [vals[-1]] * (count - len(vals))
     return tuple(int(v) for v in vals[:count])
+
+
+def attr_count(node: Node, key: str, default: int) -> int | None:
+    """A number attr that sizes a node's outputs (Unpack's ``num``, Split's
+    ``num_split``; ``default`` when unset or 0); None past the op database's bound
+    (``opdb.arg_types.MAX_ARG_COUNT``: the node's outputs are unknown, and no list that
+    long is made)."""
+    a = attr(node, key)
+    n = (int(a.i) if a is not None and a.WhichOneof("value") == "i" else 0) or default
+    return n if n <= MAX_ARG_COUNT else None
 
 
 def as_shape(value: Value | None) -> Shape | None:
