@@ -29,7 +29,7 @@ from .expand import CALL_ARG_ATTR, CONTROL_FLOW_FUNCS, FunctionExpansion, Reexpa
 from .graph import Edge, Graph, Node
 from .ops import PARTITIONED_CALL
 from .nodedef_validation import NodeDefValidator
-from .tensor_names import parse_input
+from .tensor_names import parse_input, top_resolve as _top_resolve
 from .validate import validate
 
 __all__ = ["BuildResult", "CALL_ARG_ATTR", "build_graph", "parse_input"]
@@ -462,14 +462,6 @@ class _Builder(FunctionExpansion):
                                    backward or None))
         return BuildResult(self.graph, self.diags, self.alias, self.control_alias)
 
-
-
-def _top_resolve(ref: str):
-    """An input of a top-level node: (source node, output slot, the input as written)."""
-    if ref and ref[0] != "^" and ":" not in ref:    # the usual case: a node name
-        return ref, 0, ref
-    src, slot = parse_input(ref)
-    return src, slot, ref
 
 
 def build_graph(graph_def: GraphDef, *, name: str = "", library=None) -> BuildResult:

@@ -22,6 +22,15 @@ def parse_input(ref: str) -> tuple[str, int]:
     return ref, -2
 
 
+def top_resolve(ref: str) -> tuple[str, int, str]:
+    """An input of a top-level node, as the graph builder resolves it: (source node, output
+    slot, the input as written)."""
+    if ref and ref[0] != "^" and ":" not in ref:    # the usual case: a node name
+        return ref, 0, ref
+    src, slot = parse_input(ref)
+    return src, slot, ref
+
+
 def slot_index(text: str) -> int | None:
     """An output index as TF parses it: ASCII digits within int32."""
     if text.isascii() and text.isdigit() and len(text) <= 10 and int(text) <= MAX_SLOT:
