@@ -60,16 +60,14 @@ class BodyRefs:
 
     def _find_output_arg_start(self, body: tuple, out_arg: str):
         """Where output arg ``out_arg`` of a body node (``body``: its ``_function_parts``
-        tuple) starts among its outputs (None: it has no such arg)."""
+        tuple) starts among its outputs (None: it has no such arg), for an op whose starts
+        ``_out_starts`` does not hold (``_body_ref`` reads those itself)."""
         nd, op, key = body[0], body[2], body[5]
-        starts = self._out_starts.get(op)
-        if starts:
-            return starts.get(out_arg)
-        if starts is None:
-            if op not in PARTITIONED_CALL and op in self.library:   # a call by its name
-                names = [a.name for a in self.library[op].signature.output_arg]
-                return names.index(out_arg) if out_arg in names else None
-            info = self.opdb.op(op)
+        if op not in PARTITIONED_CALL and op in self.library:   # a call by its name
+            names = [a.name for a in self.library[op].signature.output_arg]
+            return names.index(out_arg) if out_arg in names else None
+        info = self.opdb.op(op)
+        if op not in self._out_starts:
             if info is None:
                 self._out_starts[op] = {"output": 0}
                 return 0 if out_arg == "output" else None
@@ -81,7 +79,6 @@ class BodyRefs:
                 else {a.name: i for i, a in enumerate(args)})
             if starts:
                 return starts.get(out_arg)
-        info = self.opdb.op(op)
         if key is not None:
             # the attrs' wire bytes the body check read: one look-up per distinct attrs
             # (each call's are its own), the ranges read off the NodeDef's attr map

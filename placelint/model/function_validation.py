@@ -53,10 +53,11 @@ def called_functions(graph_def, library, visit=None) -> list[str]:
     return order
 
 
-def callee(nd, library) -> str | None:
+def callee(nd, library, op: str | None = None) -> str | None:
     """The library function NodeDef ``nd`` calls (by name or through a
-    (Stateful)PartitionedCall), else None."""
-    op = nd.op      # (read once: each read of a protobuf field makes a new string)
+    (Stateful)PartitionedCall), else None (``op``: ``nd.op`` when the caller read it)."""
+    if op is None:
+        op = nd.op      # (read once: each read of a protobuf field makes a new string)
     if op in library:
         return op
     if op in PARTITIONED_CALL and "f" in nd.attr:
@@ -87,16 +88,11 @@ def check_function(fdef, opdb, library, typings: dict | None = None,
     known: dict[str, _NodeTypes | None] = {}
     for nd in fdef.node_def:
         op, name = nd.op, nd.name
-        if op in library:
-            info = None
-            if callees is not None:
-                callees.append(op)
-        else:
-            info = opdb.op(op)
-            if callees is not None and op in PARTITIONED_CALL and "f" in nd.attr:
-                called = nd.attr["f"].func.name
-                if called in library:
-                    callees.append(called)
+        if callees is not None:
+            called = callee(nd, library, op)
+            if called:
+                callees.append(called)
+        info = opdb.op(op) if op not in library else None
         types = None
         if info is None:
             if keys is not None:
