@@ -2,6 +2,8 @@
 
 import pytest
 
+from placelint.model.cluster import Cluster
+
 from placelint.model.devices import (MAX_DEVICE_COUNT, DeviceSet, DeviceSetError, DeviceSpec, MergeError,
                                      parse_device)
 
@@ -89,3 +91,23 @@ def test_placer_prefers_devices_by_name_as_strings():
     gd = text_format.Parse('node { name: "x" op: "NoOp" }', GraphDef())
     r = place_graphdef(gd, devices="CPU:2,CPU:10")
     assert r.placement == {"x": "/job:localhost/replica:0/task:0/device:CPU:10"}
+
+
+def test_describe_writes_long_runs_of_ids_as_ranges():
+    # ``--devices GPU=65536`` printed every name in the summary line
+    assert DeviceSet.parse("GPU=300").describe() == "CPU:0, GPU:0-299"
+    # up to MAX_LISTED_RUN names of a run are listed as they were
+    assert DeviceSet.parse("CPU=2,GPU=8").describe() == (
+        "CPU:0, CPU:1, " + ", ".join(f"GPU:{i}" for i in range(8)))
+    assert DeviceSet.parse("CPU=2,GPU=9").describe() == "CPU:0, CPU:1, GPU:0-8"
+    # a gap ends a run; every task of a cluster gets the same ranges
+    gapped = ",".join(f"GPU:{i}" for i in [*range(10), *range(11, 13)])
+    assert DeviceSet.parse(gapped).describe() == "CPU:0, GPU:0-9, GPU:11, GPU:12"
+    cluster = DeviceSet.parse("CPU=1,GPU=16", cluster=Cluster.from_dict({"worker": ["a:1", "b:1"]}))
+    assert cluster.describe() == "CPU:0, GPU:0-15 on each of /job:worker/task:0, /job:worker/task:1"
+    # devices that differ by task: every displayed name, runs as ranges
+    full = ",".join([f"/job:worker/task:0/device:GPU:{i}" for i in range(9)]
+                    + ["/job:ps/task:0/device:CPU:0"])
+    assert DeviceSet.parse(full).describe() == (
+        "/job:ps/task:0/device:CPU:0, /job:worker/task:0/device:CPU:0, "
+        "/job:worker/task:0/device:GPU:0-8")

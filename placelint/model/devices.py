@@ -119,6 +119,35 @@ def _name_of(text: str) -> "DeviceName | str":
     return DeviceName(spec)
 
 
+#: a run of more devices than this, of one type and consecutive ids, is written as a range
+#: (``GPU:0-299``): ``--devices GPU=65536`` made a summary line of every name
+MAX_LISTED_RUN = 8
+
+
+def _runs(names: list[str]) -> list[str]:
+    """``names`` (sorted device names), each run of more than ``MAX_LISTED_RUN`` names that
+    differ only by consecutive ids (``.../GPU:0`` ... ``.../GPU:299``) as one range
+    (``.../GPU:0-299``)."""
+    out: list[str] = []
+    start = 0
+    while start < len(names):
+        head, _, first = names[start].rpartition(":")
+        end = start + 1
+        if head and first.isdecimal():
+            expect = int(first) + 1
+            while end < len(names):
+                h, _, i = names[end].rpartition(":")
+                if h != head or not i.isdecimal() or int(i) != expect:
+                    break
+                end, expect = end + 1, expect + 1
+        if end - start > MAX_LISTED_RUN:
+            out.append(f"{names[start]}-{names[end - 1].rpartition(':')[2]}")
+        else:
+            out.extend(names[start:end])
+        start = end
+    return out
+
+
 def display(name: "str | None") -> str:
     """How reports print a placed device: ``DeviceName.display``, ``nowhere`` for None."""
     if not name:
@@ -244,13 +273,13 @@ class DeviceSet:
                                                      d.type, d.spec.id)):
             by_task.setdefault(d.spec.address_space(), []).append(d)
         if len(by_task) == 1 and self.style == LOCAL:  # type: ignore[attr-defined]
-            return ", ".join(d.name.local_name for d in self.devices_sorted())
+            return ", ".join(_runs([d.name.local_name for d in self.devices_sorted()]))
         locals_ = {tuple(d.name.local_name for d in ds) for ds in by_task.values()}
         if len(locals_) == 1:
             task_names = [self.task_display(t) for t in by_task]
             each = "on each of " if len(task_names) > 1 else "on "
-            return f"{', '.join(next(iter(locals_)))} {each}{', '.join(task_names)}"
-        return ", ".join(d.name.display for ds in by_task.values() for d in ds)
+            return f"{', '.join(_runs(list(next(iter(locals_)))))} {each}{', '.join(task_names)}"
+        return ", ".join(_runs([d.name.display for ds in by_task.values() for d in ds]))
 
     def devices_sorted(self) -> list[Device]:
         """By task, type and id (for listings; ``devices`` is in TF's preference order)."""
