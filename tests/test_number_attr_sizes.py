@@ -61,3 +61,15 @@ def test_an_input_count_mismatch_of_a_large_n_has_a_bounded_message():
     assert d.code == "PL007" and len(d.message) < 2000
     assert d.message.startswith("NodeDef expected inputs '" + "float, " * MAX_LISTED_INPUTS
                                 + "... (100000 in all)' do not match 2 inputs specified; ")
+
+
+@pytest.mark.parametrize("n", [MAX_ARG_COUNT + 1, 2**31 - 1])
+def test_an_input_count_too_big_to_expand_is_still_checked(n):
+    """TF refuses a node whose inputs are fewer than its number attr says, however large
+    (ValidateNodeDef): placelint counts them without building the dtype list."""
+    from placelint.model.nodedef_validation import MAX_LISTED_INPUTS
+    [d] = _analyze(f'node {{ name: "y" op: "AddN" input: "x" input: "x" '
+                   f'attr {{ key: "T" value {{ type: DT_FLOAT }} }} attr {{ key: "N" value {{ i: {n} }} }} }}')
+    assert (d.code, d.node) == ("PL007", "y")
+    assert d.message.startswith("NodeDef expected inputs '" + "float, " * MAX_LISTED_INPUTS
+                                + f"... ({n} in all)' do not match 2 inputs specified; ")

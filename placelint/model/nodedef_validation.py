@@ -155,11 +155,15 @@ def _unsigned(info) -> tuple[tuple[str, bool], ...]:
 class _Verdict:
     """What a node's op and attrs decide, shared by every node with the same ones."""
 
-    __slots__ = ("kind", "template", "in_types", "out_types", "late_kind", "late_template")
+    __slots__ = ("kind", "template", "in_types", "out_types", "late_kind", "late_template",
+                 "in_count")
 
-    def __init__(self, kind=None, template="", in_types=None, out_types=None):
+    def __init__(self, kind=None, template="", in_types=None, out_types=None, in_count=None):
         self.kind, self.template = kind, template      # ValidateNodeDef's failure
         self.in_types, self.out_types = in_types, out_types
+        #: without ``in_types`` (a number attr past ``MAX_ARG_COUNT``): the number of
+        #: inputs and the first dtypes, for TF's input count check
+        self.in_count = in_count
         self.late_kind = self.late_template = None     # ValidateShape's (after the edges)
 
 
@@ -258,16 +262,21 @@ class NodeDefValidator:
             out_types[name] = None
             return
         in_types = verdict.in_types
-        if in_types is None:
-            out_types[name] = None        # not resolvable: be conservative
-            return
         n_data = len(inputs)
         if n_data and inputs[-1][:1] == "^":
             n_data = sum(1 for r in inputs if r[:1] != "^")
-        if n_data != len(in_types):
-            expected = ", ".join(dtype_string(t) for t in in_types[:MAX_LISTED_INPUTS])
-            if len(in_types) > MAX_LISTED_INPUTS:
-                expected += f", ... ({len(in_types)} in all)"
+        if in_types is None:
+            counted = verdict.in_count
+            if counted is None or counted[0] == n_data:
+                out_types[name] = None    # not resolvable: be conservative
+                return
+            n_in, first = counted
+        else:
+            n_in, first = len(in_types), in_types
+        if n_data != n_in:
+            expected = ", ".join(dtype_string(t) for t in first[:MAX_LISTED_INPUTS])
+            if n_in > MAX_LISTED_INPUTS:
+                expected += f", ... ({n_in} in all)"
             per_node[name] = Finding(name, INPUT_COUNT,
                                      f"NodeDef expected inputs '{expected}' do not match {n_data} "
                                      f"inputs specified; {op_summary(op)}; NodeDef: node {name}")
@@ -423,7 +432,8 @@ def _judge_attrs(nd, info) -> _Verdict:
     _sig, in_types, out_types = info.typing(attrs)
     if in_types is None or out_types is None:
         err = info.count_error(attrs)
-        return _Verdict(ATTR_VALUE, err) if err else _Verdict()
+        return (_Verdict(ATTR_VALUE, err) if err else
+                _Verdict(in_count=info.input_count(attrs, MAX_LISTED_INPUTS)))
     for attr in _shape_checked(info):
         if attr in attrs:
             value = attrs[attr]

@@ -206,6 +206,33 @@ def arg_types(args: tuple[ArgDef, ...], get: Getter) -> list[int] | None:
     return out
 
 
+def arg_count(args: tuple[ArgDef, ...], get: Getter, head: int) -> tuple[int, list[int]] | None:
+    """How many values ``args`` stand for and the dtypes of the first ``head`` of them,
+    also when a number attr is past ``MAX_ARG_COUNT`` (up to an int32: see ``count_error``),
+    which ``arg_types`` does not expand: what TF's refusal of a node whose inputs are not
+    that many says. None when unresolvable."""
+    total, first = 0, []
+    for arg in args:
+        if arg.number_attr:
+            n = get_int(get(arg.number_attr))
+            dtype = get_type(get(arg.type_attr)) if arg.type_attr else arg.type
+            if n is None or not 0 <= n <= MAX_INT32 or not dtype:
+                return None
+            types = [dtype] * min(n, max(head - len(first), 0))
+        else:
+            types = arg_types((arg,), get)
+            if types is None:
+                return None
+            n = len(types)
+        if arg.is_ref:
+            if any(_dt.is_ref(t) for t in types):
+                return None
+            types = [_dt.ref_type(t) for t in types]
+        first.extend(types[:max(head - len(first), 0)])
+        total += n
+    return total, first
+
+
 def arg_ranges(args: tuple[ArgDef, ...], get: Getter) -> dict[str, tuple[int, int]] | None:
     """node_def_util.cc NameRangesForNode: arg name -> [start, end) actual indices."""
     ranges: dict[str, tuple[int, int]] = {}

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from .arg_types import (ArgDef, AttrDef, DefaultValue, Getter, arg_ranges, arg_types,
+from .arg_types import (ArgDef, AttrDef, DefaultValue, Getter, arg_count, arg_ranges, arg_types,
                         count_error)
 from .kernels import KERNEL_LABEL_ATTR, KernelInfo, KernelTable, OpDBError
 
@@ -137,6 +137,11 @@ class OpInfo:
         """TF's refusal of a number attr too big for an int32 (the args' dtypes are then
         unknown here), else None."""
         return count_error((*self.input_args, *self.output_args), self._getter(attrs))
+
+    def input_count(self, attrs: AttrMap | None, head: int) -> tuple[int, list[int]] | None:
+        """The number of actual inputs and the dtypes of the first ``head`` (``arg_count``):
+        known also when a number attr is too large for ``input_types``."""
+        return arg_count(self.input_args, self._getter(attrs), head)
 
     def num_inputs(self, attrs: AttrMap | None) -> int | None:
         ranges = self.input_ranges(attrs)
