@@ -39,9 +39,22 @@ def ping_pongs(graph, placement, transfers, skip=None, limit: int = MAX_PATHS):
             pairs.setdefault((t.src_device, t.dst_device), []).append(t)
     found = []
     cut: set[tuple[str, str]] = set()
-    for a, b in sorted(pairs):
-        if (b, a) not in pairs:
-            continue
+    walked = [(a, b) for a, b in sorted(pairs) if (b, a) in pairs]
+    if not walked:
+        return found, cut
+    # Each node's device as a small int by graph position, and the nodes by position: the
+    # walk looks a node's device up for each edge it follows (~10^6 of them per pair in a
+    # 10^6-node graph), and a name -> device look-up through the placement's mapping costs
+    # a call each
+    known = device.codes(graph) if hasattr(device, "codes") else None
+    if known is None:
+        codes = None
+    else:
+        codes, table = known
+        codes = codes.tolist()
+        index = graph.positions()
+    nodes = graph.nodes
+    for a, b in walked:
         entry: dict[str, tuple[str, str]] = {}   # node on B -> (node on A, entry node on B)
         ends: set[tuple[str, str]] = set()       # (node on A, node back on A) reported
         skipped: set[tuple[str, str]] = set()    # ... and left out
@@ -51,31 +64,39 @@ def ping_pongs(graph, placement, transfers, skip=None, limit: int = MAX_PATHS):
                 if c not in entry:
                     entry[c] = (t.src, c)
                     stack.append(c)
+        if codes is not None:
+            on_a, on_b = [d == a for d in table], [d == b for d in table]   # by code
         while stack:
             if len(ends) >= limit:
                 cut.add((a, b))
                 break
             name = stack.pop()
             origin = entry[name]
-            node = graph.nodes[name]
+            node = nodes[name]
             if node.op in NEXT_ITERATION:
                 continue        # its out edges are loop back edges (Graph.is_back_edge)
             for e in node.out_edges:
                 if e.src_slot < 0:      # a control edge
                     continue
-                dst_dev = device.get(e.dst)
-                if dst_dev == a:
-                    end = (origin[0], e.dst)
+                dst = e.dst
+                if codes is None:
+                    dst_dev = device.get(dst)
+                    to_a, to_b = dst_dev == a, dst_dev == b
+                else:
+                    code = codes[index[dst]]
+                    to_a, to_b = on_a[code], on_b[code]
+                if to_a:
+                    end = (origin[0], dst)
                     if end in ends or end in skipped:
                         continue
                     if skip is not None and skip(*end):
                         skipped.add(end)
                         continue
                     ends.add(end)
-                    found.append((origin[0], origin[1], name, e.dst))
-                elif dst_dev == b and e.dst not in entry:
-                    entry[e.dst] = origin
-                    stack.append(e.dst)
+                    found.append((origin[0], origin[1], name, dst))
+                elif to_b and dst not in entry:
+                    entry[dst] = origin
+                    stack.append(dst)
     return found, cut
 
 
