@@ -224,6 +224,14 @@ class ShapeInfo:
         """``(dtype(name, slot), nbytes(name, slot))`` with one look-up of the node."""
         return self.dtype_nbytes_at(self._pos.get(name, self._none), slot)
 
+    def dtypes_at(self, at: list[int], slots: list[int]) -> list[int | None]:
+        """``dtype`` of each output ``slots[j]`` of the node at position ``at[j]`` of
+        ``positions`` (``-1``: a node the graph does not have): a list look-up per tensor,
+        for a caller that has the positions from the graph's edge index."""
+        dtypes, none = self._dtypes, self._none
+        return [outs[slot] if outs is not None and 0 <= slot < len(outs) else None
+                for outs, slot in zip([dtypes[q if q >= 0 else none] for q in at], slots)]
+
     def dtype_nbytes_at(self, p: int, slot: int = 0) -> tuple[int | None, int | None]:
         """``dtype_nbytes`` of the node at position ``p`` of ``positions``."""
         dtypes = self._dtypes[p]
