@@ -59,9 +59,10 @@ class Grouped:
                 reached = reached[~marked[reached]]
                 reached = reached[~_repeats(reached, marked.size)]
             else:
-                reached, k = np.unique(reached, return_counts=True)
-                waiting[reached] -= k
+                # (counted down in place, repeats and all: cheaper than sorting them out)
+                np.subtract.at(waiting, reached, 1)
                 reached = reached[(waiting[reached] == 0) & ~marked[reached]]
+                reached = reached[~_repeats(reached, marked.size)]
             if accept is not None and reached.size:
                 reached = reached[accept(reached)]
             marked[reached] = True
