@@ -23,6 +23,7 @@ from .cost import AssumedSizes, OpCost, formula_attrs, has_unknown_dims, op_cost
 from ..model.graph import Graph
 from .dag import IndexedDag
 from .intra_op import IntraOpUse, intra_op_use
+from .numbering import first_indices
 from .op_tables import IntraOpTable
 from .shape_inference import ShapeInfo
 from .threads import INLINE_THRESHOLD_US, MODEL_CYCLES_PER_US, PYFUNC_BODY_US, PYFUNC_US
@@ -123,7 +124,7 @@ def estimate_ops(dag: IndexedDag, members: np.ndarray, sizes: AssumedSizes, shap
                               len(reuse))
                       for node, io in zip(member_nodes, shapes.io_keys(graph, idx, member_nodes))),
                      dtype=np.int64, count=idx.size)
-    first = np.unique(at, return_index=True)[1].tolist()    # each row's first member
+    first = first_indices(at, len(reuse)).tolist()     # each row's first member
     groups: dict[tuple[str, OpCost, IntraOpUse], int] = {}
     row_group: list[int] = []
     row_ops: list[int] = []

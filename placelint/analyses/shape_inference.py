@@ -37,6 +37,7 @@ from ..model.edge_index import graph_edges
 from ..model.graph import Edge, Graph, Node
 from ..model.ops import ENTER, EXIT, FUNCTION_IO, IDENTITY, MERGE, NEXT_ITERATION, SWITCH
 from ..model.shapes import num_elements
+from .numbering import unique_inverse
 from .op_tables import cost_table
 from .processing_order import ordered, processing_positions
 from .shape_fns import array, control_flow, math_ops, nn, variables
@@ -139,8 +140,8 @@ class ShapeInfo:
         dst_slot = np.fromiter([edges[r].dst_slot for r in rows.tolist()], dtype=np.int64,
                                count=rows.size)
         slots = int(dst_slot.max(initial=0)) + 2
-        entries, code = np.unique(kind[reader] * slots + (dst_slot + 1), return_inverse=True)
-        code = code.reshape(-1).tolist()
+        entries, code = unique_inverse(kind[reader] * slots + (dst_slot + 1))
+        code = code.tolist()
         entry = [(d - 1, *value[v]) for v, d in zip((entries // slots).tolist(),
                                                      (entries % slots).tolist())]
         # each node's outputs likewise, then its inputs' numbers: a key of small integers
@@ -486,3 +487,4 @@ def _rules() -> dict[str, Handler]:
 
 #: ops whose resource-handle input passes through to their outputs
 HANDLE_PASS = IDENTITY | FUNCTION_IO | ENTER | EXIT | SWITCH | MERGE | NEXT_ITERATION | {"IdentityN"}
+
