@@ -487,4 +487,3 @@ def _rules() -> dict[str, Handler]:
 
 #: ops whose resource-handle input passes through to their outputs
 HANDLE_PASS = IDENTITY | FUNCTION_IO | ENTER | EXIT | SWITCH | MERGE | NEXT_ITERATION | {"IdentityN"}
-
