@@ -3,7 +3,6 @@
 import pytest
 
 from placelint.model.cluster import Cluster
-
 from placelint.model.devices import (MAX_DEVICE_COUNT, DeviceSet, DeviceSetError, DeviceSpec, MergeError,
                                      parse_device)
 
