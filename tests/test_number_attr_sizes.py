@@ -73,3 +73,21 @@ def test_an_input_count_too_big_to_expand_is_still_checked(n):
     assert (d.code, d.node) == ("PL007", "y")
     assert d.message.startswith("NodeDef expected inputs '" + "float, " * MAX_LISTED_INPUTS
                                 + f"... ({n} in all)' do not match 2 inputs specified; ")
+
+
+def test_arg_count_types_ref_args_once():
+    """``arg_count`` counts and types args as ``arg_types`` does, a ref arg's dtype made a
+    ref type once, whether sized by a number attr or not."""
+    from placelint.opdb.arg_types import ArgDef, arg_count, arg_types
+    from placelint.proto import AttrValue
+    from placelint.dtypes import REF_OFFSET
+    attrs = {"T": AttrValue(type=1), "N": AttrValue(i=3)}
+    args = (ArgDef("r", type=1, is_ref=True), ArgDef("xs", type_attr="T", number_attr="N", is_ref=True),
+            ArgDef("y", type_attr="T"))
+    expected = arg_types(args, attrs.get)
+    assert expected == [1 + REF_OFFSET] * 4 + [1]
+    assert arg_count(args, attrs.get, 32) == (5, expected)
+    assert arg_count(args, attrs.get, 2) == (5, expected[:2])
+    attrs["N"] = AttrValue(i=MAX_ARG_COUNT + 1)     # too large for arg_types: counted only
+    assert arg_types(args, attrs.get) is None
+    assert arg_count(args, attrs.get, 3) == (MAX_ARG_COUNT + 3, [1 + REF_OFFSET] * 3)

@@ -218,16 +218,16 @@ def arg_count(args: tuple[ArgDef, ...], get: Getter, head: int) -> tuple[int, li
             dtype = get_type(get(arg.type_attr)) if arg.type_attr else arg.type
             if n is None or not 0 <= n <= MAX_INT32 or not dtype:
                 return None
+            if arg.is_ref:      # (as ``arg_types`` types a ref arg)
+                if _dt.is_ref(dtype):
+                    return None
+                dtype = _dt.ref_type(dtype)
             types = [dtype] * min(n, max(head - len(first), 0))
         else:
             types = arg_types((arg,), get)
             if types is None:
                 return None
             n = len(types)
-        if arg.is_ref:
-            if any(_dt.is_ref(t) for t in types):
-                return None
-            types = [_dt.ref_type(t) for t in types]
         first.extend(types[:max(head - len(first), 0)])
         total += n
     return total, first
