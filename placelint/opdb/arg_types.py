@@ -215,14 +215,13 @@ def arg_count(args: tuple[ArgDef, ...], get: Getter, head: int) -> tuple[int, li
     for arg in args:
         if arg.number_attr:
             n = get_int(get(arg.number_attr))
-            dtype = get_type(get(arg.type_attr)) if arg.type_attr else arg.type
-            if n is None or not 0 <= n <= MAX_INT32 or not dtype:
+            if n is None or not 0 <= n <= MAX_INT32:
                 return None
-            if arg.is_ref:      # (as ``arg_types`` types a ref arg)
-                if _dt.is_ref(dtype):
-                    return None
-                dtype = _dt.ref_type(dtype)
-            types = [dtype] * min(n, max(head - len(first), 0))
+            # one value's dtype, as ``arg_types`` types the arg's values (ref included)
+            one = arg_types((arg._replace(number_attr=""),), get)
+            if one is None:
+                return None
+            types = one * min(n, max(head - len(first), 0))
         else:
             types = arg_types((arg,), get)
             if types is None:
