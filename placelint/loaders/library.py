@@ -39,7 +39,12 @@ class FunctionLibrary:
         return cls({f.signature.name: f for f in graph_def.library.function})
 
     def __contains__(self, name) -> bool:
-        return name in (self._spans if self._spans is not None else self._parsed)
+        return name in self.table()
+
+    def table(self) -> dict:
+        """A dict whose keys are the functions' names (for a caller testing many names:
+        its ``in`` is the dict's, without a method call)."""
+        return self._spans if self._spans is not None else self._parsed
 
     def __len__(self) -> int:
         return len(self._names)

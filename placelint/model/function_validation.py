@@ -24,6 +24,7 @@ from ..opdb.arg_types import MAX_ARG_COUNT
 from .attr_validation import dtype_string, value_case
 from .attr_wire import attrs_key
 from .ops import PARTITIONED_CALL
+from ..loaders.library import FunctionLibrary
 
 class _Unknown(Exception):
     """A dtype placelint cannot tell: stop checking (conservative)."""
@@ -81,6 +82,10 @@ def check_function(fdef, opdb, library, typings: dict | None = None,
                                               for a in sig.input_arg}
     if typings is None:
         typings = {}
+    # (``callee`` and ``opdb.op``, inline: a TF2 SavedModel's library has ~3/4 of its
+    # nodes; the names' table where ``library`` has one, whose ``in`` is a dict's)
+    names = library.table() if isinstance(library, FunctionLibrary) else library
+    infos = opdb.op
     # the body nodes that are checked, in body order: an op placelint knows (not a call),
     # no attr a placeholder set by the call; ``known``: by name (the last node of a name),
     # such a node's ``_NodeTypes`` or None, to type the inputs that read it
@@ -88,42 +93,63 @@ def check_function(fdef, opdb, library, typings: dict | None = None,
     known: dict[str, _NodeTypes | None] = {}
     for nd in fdef.node_def:
         op, name = nd.op, nd.name
-        if callees is not None:
-            called = callee(nd, library, op)
-            if called:
+        if op in names:
+            if callees is not None:
+                callees.append(op)
+            if keys is not None:
+                keys.append(None)
+            known[name] = None
+            continue
+        if callees is not None and op in PARTITIONED_CALL and "f" in nd.attr:
+            called = nd.attr["f"].func.name
+            if called in names:
                 callees.append(called)
-        info = opdb.op(op) if op not in library else None
-        types = None
+        info = infos(op)
         if info is None:
             if keys is not None:
                 keys.append(None)
-        else:
-            inputs = nd.input[:]
-            # the attrs as wire bytes, the memo's first key: equal bytes, equal answer (a
-            # library repeats a few thousand sets of attrs over its 10^5-10^6 body nodes)
-            wire = (op, attrs_key(nd, name, op, nd.device, inputs))
-            known_wire = typings.get(wire)
-            if known_wire is None:
-                attrs = nd.attr
-                if _has_placeholder(attrs):
-                    types = _PLACEHOLDER
-                else:
-                    key = (op, info.signature(attrs))
-                    types = typings.get(key)
-                    if types is None:
-                        types = typings[key] = _NodeTypes(info, attrs)
-                known_wire = typings[wire] = (types, wire[1])
-            types = known_wire[0]
-            if keys is not None:
-                keys.append(known_wire[1])
-            if types is _PLACEHOLDER:
-                types = None
+            known[name] = None
+            continue
+        inputs = nd.input[:]
+        # the attrs as wire bytes, the memo's first key: equal bytes, equal answer (a
+        # library repeats a few thousand sets of attrs over its 10^5-10^6 body nodes)
+        wire = (op, attrs_key(nd, name, op, nd.device, inputs))
+        known_wire = typings.get(wire)
+        if known_wire is None:
+            attrs = nd.attr
+            if _has_placeholder(attrs):
+                types = _PLACEHOLDER
             else:
-                checked.append((name, inputs, types))
-        known[name] = types
+                key = (op, info.signature(attrs))
+                types = typings.get(key)
+                if types is None:
+                    types = typings[key] = _NodeTypes(info, attrs)
+            known_wire = typings[wire] = (types, wire[1])
+        types = known_wire[0]
+        if keys is not None:
+            keys.append(known_wire[1])
+        if types is _PLACEHOLDER:
+            known[name] = None
+        else:
+            checked.append((name, inputs, types))
+            known[name] = types
+    # each input's dtypes by its name (``_item_types``), read once per function
     items: dict[str, list[int] | None] = {}
     found = []
     for name, inputs, types in checked:
+        flat = types.flat
+        if flat is not None and len(inputs) >= len(flat):
+            # the usual case, decided in one pass: each input one dtype, the expected one
+            # (``_check_node``'s first test, inline; a control input ends it)
+            for ref, dtype in zip(inputs, flat):
+                item = items.get(ref, _UNREAD)
+                if item is _UNREAD:
+                    item = items[ref] = (None if ref[:1] == "^"
+                                         else _item_types(ref, arg_types, known))
+                if item is None or len(item) != 1 or item[0] != dtype:
+                    break
+            else:
+                continue
         try:
             err = _check_node(name, inputs, types, arg_types, known, items)
         except _Unknown:
@@ -131,6 +157,10 @@ def check_function(fdef, opdb, library, typings: dict | None = None,
         if err:
             found.append((name, err))
     return found
+
+
+#: (an input not read yet)
+_UNREAD = object()
 
 
 def _has_placeholder(attrs) -> bool:
@@ -217,18 +247,9 @@ class _Missing(Exception):
 
 def _check_node(name: str, inputs: list[str], types: _NodeTypes, arg_types, known, items
                 ) -> str | None:
-    """Body node ``name``'s refusal (``inputs``: its inputs as written), else None."""
+    """Body node ``name``'s refusal (``inputs``: its inputs as written), else None (the
+    usual case, each input one dtype and the expected one, is ``check_function``'s)."""
     inputs = [r for r in inputs if r[:1] != "^"]
-    flat = types.flat
-    if flat is not None and len(inputs) >= len(flat):
-        # the usual case, decided in one pass: each input one dtype, the expected one
-        for name, dtype in zip(inputs, flat):
-            item = (items[name] if name in items
-                    else items.setdefault(name, _item_types(name, arg_types, known)))
-            if item is None or len(item) != 1 or item[0] != dtype:
-                break
-        else:
-            return None
     index = 0
     for arg_name, dtypes in types.inputs:
         if dtypes.__class__ is str:
