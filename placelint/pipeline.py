@@ -16,6 +16,7 @@ from .checks.pl009_internal_error import InternalError
 from .context import Context
 from .diagnostics import Diagnostic, list_names
 from .loaders import LoadError, ModelRef, load_raw
+from .loaders.chunked import CorruptChunk
 from .model import Graph, Model, model_from_raw
 from .settings import Settings
 
@@ -138,6 +139,8 @@ def load_model(ref: ModelRef, settings: Settings, *,
         return None, [internal_error("loading", exc)]
     try:
         model = model_from_raw(raw)
+    except CorruptChunk as exc:     # (a large GraphDef's nodes, parsed as the build reads them)
+        return None, [exc.diagnostic()]
     except (RecursionError, Exception) as exc:  # noqa: BLE001
         return None, [internal_error("building the graph", exc)]
     return model, list(model.diagnostics)

@@ -61,3 +61,23 @@ def _saved_model_class():
 
 
 SavedModel = _saved_model_class()
+
+
+_NODE_SPANS = None
+
+
+def node_spans_class():
+    """A message declaring only GraphDef's ``repeated bytes node = 1``: parsed from a binary
+    GraphDef, it gives each NodeDef's bytes without parsing them (``loaders.chunked``)."""
+    global _NODE_SPANS
+    if _NODE_SPANS is None:
+        pool = descriptor_pool.DescriptorPool()     # (its own pool: nothing else sees it)
+        fd = descriptor_pb2.FileDescriptorProto(name="placelint/node_spans.proto",
+                                                package="placelint", syntax="proto3")
+        msg = fd.message_type.add(name="NodeSpans")
+        msg.field.add(name="node", number=1, type=descriptor_pb2.FieldDescriptorProto.TYPE_BYTES,
+                      label=descriptor_pb2.FieldDescriptorProto.LABEL_REPEATED)
+        pool.Add(fd)
+        _NODE_SPANS = message_factory.GetMessageClass(
+            pool.FindMessageTypeByName("placelint.NodeSpans"))
+    return _NODE_SPANS

@@ -23,6 +23,7 @@ from ..diagnostics import Diagnostic
 from ..humanize import format_bytes
 from ..proto import GraphDef, MetaGraphDef, SavedModel
 from . import fast_text, sniff
+from .chunked import CHUNKED_MIN_BYTES, chunked_graph_def
 from .library import FunctionLibrary, split_saved_model
 
 #: protobuf refuses messages over 2 GiB; checked by size before reading.
@@ -206,18 +207,23 @@ def _parse_binary(path: Path, data: bytes, expect: str | None) -> ParsedFile:
             # a SavedModel named as such: its functions are read apart (a TF2 model's
             # library is most of it, and many functions are never called)
             split = _split(data) if kind == expect == SAVEDMODEL else None
-            if split is not None:
+            # a large GraphDef: its nodes parsed a chunk at a time (see ``chunked``)
+            chunked = (chunked_graph_def(data) if kind == GRAPHDEF
+                       and len(data) >= CHUNKED_MIN_BYTES else None)
+            if chunked is not None:
+                msg = chunked
+            elif split is not None:
                 stripped, libraries = split
                 msg.ParseFromString(stripped)
                 del stripped
             else:
                 msg.ParseFromString(data)
+            # a MetaGraph/SavedModel file named as such may hold an empty graph; anything
+            # tried as a guess must look like a real model (garbage often parses)
+            problem = _implausible(kind, msg, strict=kind != expect or kind == GRAPHDEF)
         except (pb_message.DecodeError, pb_message.Error, RecursionError, ValueError) as exc:
-            first_error = first_error or exc
+            first_error = first_error or exc        # (a CorruptChunk too: a ValueError)
             continue
-        # a MetaGraph/SavedModel file named as such may hold an empty graph; anything
-        # tried as a guess must look like a real model (garbage often parses)
-        problem = _implausible(kind, msg, strict=kind != expect or kind == GRAPHDEF)
         if problem is None:
             return ParsedFile(path, kind, msg, libraries=libraries)
         if kind == expect and expect != GRAPHDEF:

@@ -1,0 +1,130 @@
+"""A large binary GraphDef parsed a chunk of nodes at a time.
+
+At 10^6 nodes the parsed GraphDef of a TF1 training graph holds ~1 GB, and the end of the
+graph build, where it is still alive beside the analysed graph, is ``placelint check``'s
+peak memory (~1.95 GB). The build reads each top-level NodeDef once, in order, and keeps
+nothing of it; so a GraphDef file over ``CHUNKED_MIN_BYTES`` is read as the file's bytes
+(~235 MB at 10^6 nodes), the nodes' boundaries in them, and the rest of the message (its
+library, versions), and its ``node`` field parses ``CHUNK_NODES`` nodes at a time each
+time it is iterated: the build's end then holds one chunk (peak ~1.3 GB).
+
+The boundaries come from a message declaring only ``repeated bytes node = 1``
+(``proto.node_spans_class``: protobuf's parser gives each node's bytes, 0.2-0.3 s at 10^6
+nodes) and the layout every writer of GraphDefs uses: the node fields first, each its tag,
+its length as a shortest varint and its bytes. A file laid out otherwise (a node field
+after another field, a padded varint) is parsed whole, as before. A chunk that protobuf
+refuses, which the whole file's parse would have refused, is a ``CorruptChunk`` when the
+chunk is read (during the build: its PL001 is worded as the whole parse's).
+"""
+
+from __future__ import annotations
+
+from google.protobuf import message as pb_message
+import numpy as np
+
+from ..checks.pl001_unreadable_model import UnreadableModel
+from ..diagnostics import Diagnostic
+from ..proto import GraphDef, node_spans_class
+
+__all__ = ["CHUNKED_MIN_BYTES", "CHUNK_NODES", "ChunkedGraphDef", "CorruptChunk",
+           "chunked_graph_def"]
+
+#: binary GraphDef files from this size on are parsed in chunks (a TF1 training graph
+#: has ~235 bytes per node: ~2.9x10^5 nodes); below, one parse costs less than the
+#: boundaries (0.03 s at 10^5 nodes) and frees little
+CHUNKED_MIN_BYTES = 64 * 2**20
+#: nodes per chunk (the first chunk is the first ``FIRST_CHUNK``, which the loader's
+#: plausibility test reads: see ``read.PLAUSIBLE_NODES``)
+CHUNK_NODES = 50_000
+FIRST_CHUNK = 1_000
+
+_NODE_TAG = 0x0A        # field 1, length-delimited
+
+
+class ChunkedNodes:
+    """A GraphDef's ``node`` field read from the file's bytes a chunk at a time: its
+    length, and its NodeDefs in order each time it is iterated (each chunk parsed then,
+    and let go once its nodes are no longer referenced)."""
+
+    __slots__ = ("_data", "_chunks", "_count")
+
+    def __init__(self, data: bytes, chunks: list[tuple[int, int, int]], count: int):
+        self._data = data
+        self._chunks = chunks       # (start, end, number of nodes) per chunk, in order
+        self._count = count
+
+    def __len__(self) -> int:
+        return self._count
+
+    def __iter__(self):
+        view = memoryview(self._data)
+        for start, end, count in self._chunks:
+            try:
+                part = GraphDef.FromString(view[start:end])
+            except (pb_message.DecodeError, pb_message.Error, RecursionError, ValueError) as exc:
+                raise CorruptChunk(str(exc)) from None
+            nodes = part.node
+            del part
+            if len(nodes) != count:     # (not with the boundaries checked: defensive)
+                raise CorruptChunk("a chunk of nodes does not parse as its bytes say")
+            yield from nodes
+
+
+class CorruptChunk(ValueError):
+    """A chunk of nodes protobuf refuses, as it would have refused the whole file."""
+
+    def diagnostic(self) -> Diagnostic:
+        """PL001 as ``read._parse_binary`` words it for a file no kind parses."""
+        return UnreadableModel.diag("not a GraphDef, MetaGraphDef or SavedModel: the file is "
+                                    f"corrupt, truncated, or another format ({self})")
+
+
+class ChunkedGraphDef:
+    """What the analysis reads of a GraphDef (``node``, ``library``, ``versions``), its
+    nodes parsed a chunk at a time (``ChunkedNodes``)."""
+
+    __slots__ = ("node", "library", "versions")
+
+    def __init__(self, node: ChunkedNodes, rest: GraphDef):
+        self.node = node
+        self.library, self.versions = rest.library, rest.versions
+
+
+def chunked_graph_def(data: bytes) -> ChunkedGraphDef | None:
+    """``data`` (a binary GraphDef) as a ``ChunkedGraphDef``; None when it is not laid out
+    as GraphDef writers lay it out (or not a GraphDef at all: the whole parse then says
+    what it is)."""
+    try:
+        spans = node_spans_class().FromString(data)
+    except (pb_message.DecodeError, pb_message.Error, RecursionError, ValueError):
+        return None
+    count = len(spans.node)
+    lengths = np.fromiter(map(len, spans.node), dtype=np.int64, count=count)
+    del spans
+    n_bytes = np.ones(count, dtype=np.int64)            # each length's shortest varint
+    for k in range(1, 5):
+        n_bytes += lengths >= 1 << (7 * k)
+    ends = np.cumsum(1 + n_bytes + lengths)
+    starts = ends - (1 + n_bytes + lengths)
+    nodes_end = int(ends[-1]) if count else 0
+    if nodes_end > len(data):
+        return None
+    wire = np.frombuffer(data, dtype=np.uint8, count=nodes_end)
+    if count and (wire[starts] != _NODE_TAG).any():
+        return None
+    for k in range(5):          # each length as written: its shortest varint
+        at = np.flatnonzero(n_bytes > k)
+        if not at.size:
+            break
+        byte = (lengths[at] >> (7 * k)) & 0x7F | np.where(n_bytes[at] > k + 1, 0x80, 0)
+        if (wire[starts[at] + 1 + k] != byte).any():
+            return None
+    try:
+        rest = GraphDef.FromString(memoryview(data)[nodes_end:])
+    except (pb_message.DecodeError, pb_message.Error, RecursionError, ValueError):
+        return None
+    if rest.node:       # (a node field after another field)
+        return None
+    cuts = [0, *range(min(FIRST_CHUNK, count), count, CHUNK_NODES), count] if count else [0]
+    chunks = [(int(starts[a]), int(ends[b - 1]), b - a) for a, b in zip(cuts, cuts[1:]) if b > a]
+    return ChunkedGraphDef(ChunkedNodes(data, chunks, count), rest)

@@ -1,0 +1,160 @@
+"""A large binary GraphDef read a chunk of nodes at a time (``loaders.chunked``) gives the
+model and findings the whole parse gives; files laid out otherwise are parsed whole; a
+chunk protobuf refuses is PL001, as the whole file is."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from google.protobuf import text_format
+
+from placelint import api
+from placelint.loaders import chunked, read
+from placelint.loaders.chunked import ChunkedGraphDef, chunked_graph_def
+from placelint.model.edge_index import graph_edges
+from placelint.proto import GraphDef, MetaGraphDef
+
+ROOT = Path(__file__).resolve().parents[1]
+
+#: GraphDefs of the samples and test data, as binary files (text ones converted)
+SOURCES = ["samples/towers_gpu.pb", "samples/alexnet_cpu1_assign.pbtxt",
+           "samples/cpu_vars_gpu_ops.pbtxt", "samples/ps_worker.pbtxt",
+           "samples/py_function_branches.pbtxt",
+           "tests/data/import_validation/concat_without_attrs.pbtxt",
+           "tests/data/import_validation/function_body_relu_string.pbtxt",
+           "tests/data/import_validation/placeholder_dim_minus7.pbtxt",
+           "tests/data/import_validation/while_less_resource.pbtxt",
+           "tests/data/memory/wide_mlp.pbtxt"]
+
+
+def _graph_def(source: str) -> GraphDef:
+    path = ROOT / source
+    if path.suffix == ".pb":
+        return GraphDef.FromString(path.read_bytes())
+    return text_format.Parse(path.read_text(), GraphDef())
+
+
+def _meta_graph(path: Path) -> GraphDef:
+    meta = text_format.Parse(path.read_text(), MetaGraphDef()) if path.suffix != ".meta" \
+        else MetaGraphDef.FromString(path.read_bytes())
+    return meta.graph_def
+
+
+@pytest.fixture
+def small_chunks(monkeypatch):
+    """Every binary GraphDef parsed in chunks, of a few nodes each."""
+    monkeypatch.setattr(read, "CHUNKED_MIN_BYTES", 0)
+    monkeypatch.setattr(chunked, "CHUNK_NODES", 7)
+    monkeypatch.setattr(chunked, "FIRST_CHUNK", 3)
+
+
+def _findings(report) -> list[tuple]:
+    return [(d.code, d.node, d.message) for d in report.findings]
+
+
+@pytest.mark.parametrize("source", SOURCES)
+def test_chunks_hold_the_nodes_the_whole_parse_gives(source, small_chunks):
+    data = _graph_def(source).SerializeToString()
+    gd = GraphDef.FromString(data)      # (parsed from the same bytes: the same attr order)
+    got = chunked_graph_def(data)
+    assert isinstance(got, ChunkedGraphDef)
+    assert len(got.node) == len(gd.node)
+    assert [n.SerializeToString() for n in got.node] == [n.SerializeToString() for n in gd.node]
+    # (iterated again: parsed again, the same)
+    assert [n.name for n in got.node] == [n.name for n in gd.node]
+    assert got.library == gd.library and got.versions == gd.versions
+    assert len(got.node._chunks) == (1 if len(gd.node) <= 3 else 2 + (len(gd.node) - 4) // 7)
+
+
+@pytest.mark.parametrize("source", SOURCES)
+def test_check_finds_what_it_finds_without_chunks(source, tmp_path, monkeypatch):
+    path = tmp_path / (Path(source).stem + ".pb")
+    path.write_bytes(_graph_def(source).SerializeToString())
+    whole = api.analyze(path, "CPU=2,GPU=2")
+    monkeypatch.setattr(read, "CHUNKED_MIN_BYTES", 0)
+    monkeypatch.setattr(chunked, "CHUNK_NODES", 5)
+    monkeypatch.setattr(chunked, "FIRST_CHUNK", 2)
+    parts = api.analyze(path, "CPU=2,GPU=2")
+    assert _findings(parts) == _findings(whole)
+    assert parts.placement == whole.placement
+    assert parts.graph is not None and list(parts.graph.nodes) == list(whole.graph.nodes)
+    assert graph_edges(parts.graph).src.tolist() == graph_edges(whole.graph).src.tolist()
+
+
+def test_a_graph_of_a_meta_graph_file_in_chunks(tmp_path, small_chunks):
+    """The while loop sample's graph (Enter/Merge/NextIteration: pending edges, a loop)."""
+    path = tmp_path / "while.pb"
+    path.write_bytes(_meta_graph(ROOT / "samples/while_loop_v1.meta").SerializeToString())
+    parts = api.analyze(path, "CPU=1")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(read, "CHUNKED_MIN_BYTES", 2**40)
+        whole = api.analyze(path, "CPU=1")
+    assert _findings(parts) == _findings(whole)
+    assert parts.placement == whole.placement and parts.placement
+
+
+def _node_field(node: bytes) -> bytes:
+    return b"\x0a" + _varint(len(node)) + node
+
+
+def _varint(n: int) -> bytes:
+    out = bytearray()
+    while True:
+        out.append((n & 0x7F) | (0x80 if n > 0x7F else 0))
+        n >>= 7
+        if not n:
+            return bytes(out)
+
+
+def _towers() -> GraphDef:
+    return _graph_def("samples/towers_gpu.pb")
+
+
+def test_other_layouts_are_parsed_whole(small_chunks):
+    gd = _towers()
+    nodes = b"".join(_node_field(n.SerializeToString()) for n in gd.node)
+    versions = b"\x22" + _varint(gd.versions.ByteSize()) + gd.versions.SerializeToString()
+    # the usual layout: nodes first
+    assert chunked_graph_def(nodes + versions) is not None
+    # versions first; a node after versions; a length written as a padded varint
+    assert chunked_graph_def(versions + nodes) is None
+    first = _node_field(gd.node[0].SerializeToString())
+    assert chunked_graph_def(first + versions + nodes[len(first):]) is None
+    node = gd.node[0].SerializeToString()
+    assert len(node) < 0x80
+    padded = b"\x0a" + bytes([len(node) | 0x80, 0]) + node
+    assert GraphDef.FromString(padded + nodes).node[0] == gd.node[0]   # (protobuf reads it)
+    assert chunked_graph_def(padded + nodes) is None
+    # each such file still loads, parsed whole, with every node
+    for data in (versions + nodes, padded + nodes):
+        assert len(read._parse_binary(Path("x.pb"), data, read.GRAPHDEF).message.node) \
+            == len(GraphDef.FromString(data).node)
+
+
+def test_a_node_protobuf_refuses_is_pl001(tmp_path, small_chunks):
+    """A node name that is not UTF-8: the skeleton takes its bytes, its chunk's parse
+    refuses it, as the whole file's parse does."""
+    gd = _towers()
+    bad = b"\x0a\x02\xff\xfe\x12\x04NoOp"        # NodeDef name b"\xff\xfe", op NoOp
+    for where in (0, len(gd.node) - 1):         # in the first chunk, in a later one
+        fields = [_node_field(n.SerializeToString()) for n in gd.node]
+        fields[where] = _node_field(bad)
+        path = tmp_path / f"bad{where}.pb"
+        path.write_bytes(b"".join(fields))
+        with pytest.raises(Exception):
+            GraphDef.FromString(path.read_bytes())
+        report = api.analyze(path, "CPU=1")
+        assert report.model is None
+        assert [d.code for d in report.findings] == ["PL001"]
+        assert report.findings[0].message.startswith(
+            "not a GraphDef, MetaGraphDef or SavedModel: the file is corrupt, truncated, "
+            "or another format (")
+
+
+def test_large_files_only():
+    assert read.CHUNKED_MIN_BYTES >= 2**24
+    data = _towers().SerializeToString()
+    assert len(data) < read.CHUNKED_MIN_BYTES
+    parsed = read._parse_binary(Path("x.pb"), data, read.GRAPHDEF)
+    assert isinstance(parsed.message, GraphDef)
