@@ -158,3 +158,43 @@ def test_large_files_only():
     assert len(data) < read.CHUNKED_MIN_BYTES
     parsed = read._parse_binary(Path("x.pb"), data, read.GRAPHDEF)
     assert isinstance(parsed.message, GraphDef)
+
+
+def test_a_meta_graph_file_reads_its_graph_in_chunks(tmp_path, small_chunks):
+    """A ``.meta`` file: its graph in chunks, its collections and signatures as they are;
+    the steps it declares, the findings and the placement as without chunks."""
+    meta = MetaGraphDef.FromString((ROOT / "samples/while_loop_v1.meta").read_bytes())
+    assert meta.collection_def and len(meta.graph_def.node) > 3
+    meta.signature_def["serving_default"].outputs["y"].name = "out:0"   # (a step to run)
+    path = tmp_path / "model.meta"
+    path.write_bytes(meta.SerializeToString())
+    parsed = read.read_model_file(path, expect=read.METAGRAPH)
+    assert isinstance(parsed.graph_def, ChunkedGraphDef)
+    assert not parsed.message.HasField("graph_def")
+    assert parsed.message.collection_def == meta.collection_def
+    assert [n.name for n in parsed.graph_def.node] == [n.name for n in meta.graph_def.node]
+    for options in ({}, {"whole_graph": True}):
+        parts = api.analyze(path, "CPU=1", **options)
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(read, "CHUNKED_MIN_BYTES", 2**40)
+            whole = api.analyze(path, "CPU=1", **options)
+        assert whole.model.entry == parts.model.entry
+        assert whole.model.steps == parts.model.steps and whole.model.steps
+        assert _findings(parts) == _findings(whole)
+        assert parts.placement == whole.placement and parts.placement
+
+
+def test_a_meta_graph_laid_out_otherwise_is_parsed_whole(tmp_path, small_chunks):
+    meta = MetaGraphDef.FromString((ROOT / "samples/while_loop_v1.meta").read_bytes())
+    graph = meta.graph_def.SerializeToString()
+    twice = (b"\x12" + _varint(len(graph) - 10) + graph[:-10]
+             + b"\x12" + _varint(10) + graph[-10:])      # (graph_def written in two fields)
+    assert chunked.chunked_meta_graph(twice) is None
+    data = meta.SerializeToString()
+    assert chunked.chunked_meta_graph(data) is not None
+    path = tmp_path / "model.meta"
+    path.write_bytes(b"\x12" + _varint(len(graph)) + graph)
+    assert read.read_model_file(path, expect=read.METAGRAPH).graph_def is not None
+    path.write_bytes(b"\x12" + _varint(0))         # (an empty graph: no nodes to read)
+    assert read.read_model_file(path, expect=read.METAGRAPH).graph_def is not None
+

@@ -123,7 +123,7 @@ def _load_raw(ref: ModelRef, options: LoadOptions) -> RawModel:
                                      "steps (name what to run with --fetch and --feed)")
     elif parsed.kind == METAGRAPH:
         raw = _from_metagraph(ref, ref.path, parsed.message, options,
-                              f"MetaGraphDef ({'text' if text else 'binary'})")
+                              f"MetaGraphDef ({'text' if text else 'binary'})", parsed.graph_def)
     else:
         raw = _from_saved_model_message(ref, ref.path, parsed.message, options,
                                         f"SavedModel ({'text' if text else 'binary'})",
@@ -187,10 +187,13 @@ def _from_saved_model_message(ref, path, saved_model, options, fmt,
     return raw
 
 
-def _from_metagraph(ref, path, meta, options, fmt) -> RawModel:
-    if not meta.HasField("graph_def"):
-        raise LoadError(UnreadableModel, "the MetaGraph has no graph (graph_def is missing)")
-    raw = RawModel(ref, path, fmt, meta.graph_def)
+def _from_metagraph(ref, path, meta, options, fmt, graph_def=None) -> RawModel:
+    """``graph_def``: the MetaGraph's, when read apart from ``meta`` (``ParsedFile``)."""
+    if graph_def is None:
+        if not meta.HasField("graph_def"):
+            raise LoadError(UnreadableModel, "the MetaGraph has no graph (graph_def is missing)")
+        graph_def = meta.graph_def
+    raw = RawModel(ref, path, fmt, graph_def)
     raw.steps = declared_steps(meta)
     if options.whole_graph:
         raw.entry = "whole graph (--whole-graph)"

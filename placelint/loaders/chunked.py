@@ -6,7 +6,11 @@ peak memory (~1.95 GB). The build reads each top-level NodeDef once, in order, a
 nothing of it; so a GraphDef file over ``CHUNKED_MIN_BYTES`` is read as the file's bytes
 (~235 MB at 10^6 nodes), the nodes' boundaries in them, and the rest of the message (its
 library, versions), and its ``node`` field parses ``CHUNK_NODES`` nodes at a time each
-time it is iterated: the build's end then holds one chunk (peak ~1.3 GB).
+time it is iterated: the build's end then holds one chunk (tf1_train at 10^6 nodes: the
+build's end 1.95 -> 1.28 GB, the check's peak 1.95 -> 1.58 GB, now in a later phase,
+for the same CPU time: 0.3 s of boundaries, 0.6 s fewer page faults). A ``.meta``
+file (a TF1 training graph's MetaGraphDef) over that size has its graph read so, and the
+rest of it (collections, signatures, saver) parsed apart.
 
 The boundaries come from a message declaring only ``repeated bytes node = 1``
 (``proto.node_spans_class``: protobuf's parser gives each node's bytes, 0.2-0.3 s at 10^6
@@ -24,10 +28,14 @@ import numpy as np
 
 from ..checks.pl001_unreadable_model import UnreadableModel
 from ..diagnostics import Diagnostic
-from ..proto import GraphDef, node_spans_class
+from ..proto import GraphDef, MetaGraphDef, node_spans_class
+from ..wire import LENGTH_DELIMITED, fields
 
 __all__ = ["CHUNKED_MIN_BYTES", "CHUNK_NODES", "ChunkedGraphDef", "CorruptChunk",
-           "chunked_graph_def"]
+           "chunked_graph_def", "chunked_meta_graph"]
+
+#: MetaGraphDef.graph_def
+_GRAPH_DEF = 2
 
 #: binary GraphDef files from this size on are parsed in chunks (a TF1 training graph
 #: has ~235 bytes per node: ~2.9x10^5 nodes); below, one parse costs less than the
@@ -90,8 +98,9 @@ class ChunkedGraphDef:
         self.library, self.versions = rest.library, rest.versions
 
 
-def chunked_graph_def(data: bytes) -> ChunkedGraphDef | None:
-    """``data`` (a binary GraphDef) as a ``ChunkedGraphDef``; None when it is not laid out
+def chunked_graph_def(data) -> ChunkedGraphDef | None:
+    """``data`` (a binary GraphDef: bytes, or a memoryview of a file's bytes) as a
+    ``ChunkedGraphDef``; None when it is not laid out
     as GraphDef writers lay it out (or not a GraphDef at all: the whole parse then says
     what it is)."""
     try:
@@ -128,3 +137,24 @@ def chunked_graph_def(data: bytes) -> ChunkedGraphDef | None:
     cuts = [0, *range(min(FIRST_CHUNK, count), count, CHUNK_NODES), count] if count else [0]
     chunks = [(int(starts[a]), int(ends[b - 1]), b - a) for a, b in zip(cuts, cuts[1:]) if b > a]
     return ChunkedGraphDef(ChunkedNodes(data, chunks, count), rest)
+
+
+def chunked_meta_graph(data: bytes) -> tuple[ChunkedGraphDef, MetaGraphDef] | None:
+    """``data`` (a binary MetaGraphDef, e.g. a TF1 training graph's ``.meta``) as its
+    GraphDef in chunks (``chunked_graph_def``) and the rest of the MetaGraph (collections,
+    signatures, saver) parsed without it; None when its graph is not one field laid out
+    as ``chunked_graph_def`` reads it."""
+    top = fields(data)
+    graph = [f for f in top or () if f[0] == _GRAPH_DEF]
+    if len(graph) != 1 or graph[0][1] != LENGTH_DELIMITED:
+        return None
+    _, _, head, start, end = graph[0]
+    chunked = chunked_graph_def(memoryview(data)[start:end])
+    if chunked is None:
+        return None
+    try:
+        rest = MetaGraphDef.FromString(data[:head] + data[end:])
+    except (pb_message.DecodeError, pb_message.Error, RecursionError, ValueError):
+        return None
+    return chunked, rest
+

@@ -23,7 +23,7 @@ from ..diagnostics import Diagnostic
 from ..humanize import format_bytes
 from ..proto import GraphDef, MetaGraphDef, SavedModel
 from . import fast_text, sniff
-from .chunked import CHUNKED_MIN_BYTES, chunked_graph_def
+from .chunked import CHUNKED_MIN_BYTES, ChunkedGraphDef, chunked_graph_def, chunked_meta_graph
 from .library import FunctionLibrary, split_saved_model
 
 #: protobuf refuses messages over 2 GiB; checked by size before reading.
@@ -81,6 +81,9 @@ class ParsedFile:
     #: a binary SavedModel's function library per MetaGraph, read apart from ``message``
     #: (whose GraphDefs then hold no functions; see ``library.split_saved_model``)
     libraries: list[FunctionLibrary] | None = None
+    #: a large binary MetaGraph's GraphDef, read apart from ``message`` (which then has
+    #: none) and parsed a chunk of nodes at a time (``chunked.chunked_meta_graph``)
+    graph_def: ChunkedGraphDef | None = None
 
 
 def read_model_file(path: Path, *, expect: str | None = None,
@@ -200,18 +203,22 @@ def _parse_binary(path: Path, data: bytes, expect: str | None) -> ParsedFile:
     order += [k for k in (GRAPHDEF, METAGRAPH, SAVEDMODEL) if k not in order]
     first_error = None
     expected_problem = None
+    large = len(data) >= CHUNKED_MIN_BYTES
     for kind in order:
         msg = _CLASSES[kind]()
-        libraries = None
+        libraries = graph = None
         try:
             # a SavedModel named as such: its functions are read apart (a TF2 model's
             # library is most of it, and many functions are never called)
             split = _split(data) if kind == expect == SAVEDMODEL else None
-            # a large GraphDef: its nodes parsed a chunk at a time (see ``chunked``)
-            chunked = (chunked_graph_def(data) if kind == GRAPHDEF
-                       and len(data) >= CHUNKED_MIN_BYTES else None)
-            if chunked is not None:
-                msg = chunked
+            # a large GraphDef, alone or a MetaGraph's: its nodes parsed a chunk at a time
+            # (see ``chunked``)
+            if large and kind == GRAPHDEF:
+                graph = chunked_graph_def(data)
+            elif large and kind == METAGRAPH == expect:     # (a .meta file)
+                graph, rest = chunked_meta_graph(data) or (None, None)
+            if graph is not None:
+                msg = graph if kind == GRAPHDEF else rest
             elif split is not None:
                 stripped, libraries = split
                 msg.ParseFromString(stripped)
@@ -220,12 +227,18 @@ def _parse_binary(path: Path, data: bytes, expect: str | None) -> ParsedFile:
                 msg.ParseFromString(data)
             # a MetaGraph/SavedModel file named as such may hold an empty graph; anything
             # tried as a guess must look like a real model (garbage often parses)
-            problem = _implausible(kind, msg, strict=kind != expect or kind == GRAPHDEF)
+            strict = kind != expect or kind == GRAPHDEF
+            if graph is not None and kind == METAGRAPH:
+                problem = _implausible(GRAPHDEF, graph, strict)
+                problem = f"graph {problem}" if problem else None
+            else:
+                problem = _implausible(kind, msg, strict)
         except (pb_message.DecodeError, pb_message.Error, RecursionError, ValueError) as exc:
             first_error = first_error or exc        # (a CorruptChunk too: a ValueError)
             continue
         if problem is None:
-            return ParsedFile(path, kind, msg, libraries=libraries)
+            return ParsedFile(path, kind, msg, libraries=libraries,
+                              graph_def=graph if kind == METAGRAPH else None)
         if kind == expect and expect != GRAPHDEF:
             # e.g. a saved_model.pb whose MetaGraph has no graph: say so, not 'corrupt'
             expected_problem = expected_problem or problem
