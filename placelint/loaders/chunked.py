@@ -8,7 +8,7 @@ nothing of it; so a GraphDef file over ``CHUNKED_MIN_BYTES`` is read as the file
 library, versions), and its ``node`` field parses ``CHUNK_NODES`` nodes at a time each
 time it is iterated: the build's end then holds one chunk (tf1_train at 10^6 nodes: the
 build's end 1.95 -> 1.28 GB, the check's peak 1.95 -> 1.58 GB, now in a later phase,
-for the same CPU time: 0.3 s of boundaries, 0.6 s fewer page faults). A ``.meta``
+for about the same time: 0.3 s of boundaries, 0.3 s less system time). A ``.meta``
 file (a TF1 training graph's MetaGraphDef) over that size has its graph read so, and the
 rest of it (collections, signatures, saver) parsed apart.
 
