@@ -1,16 +1,16 @@
 #!/usr/bin/env python3
-"""What parsing a binary GraphDef in chunks of nodes would cost and free (not CI).
+"""What parsing a binary GraphDef in chunks of nodes costs and frees (not CI).
 
     .venv/bin/python benchmarks/chunked_parse.py benchmarks/out/tf1_train_1000000.pb [--chunk 50000]
 
-At 10^6 nodes the end of the graph build is ``placelint check``'s peak memory: the parsed
-GraphDef (~1 GB for a TF1 training graph) and the object graph are both alive, so an index
-recorded during the build does not fit under 2 GiB beside them (benchmarks/README.md,
-"Thirteenth session"). Built chunk by chunk, only the file's bytes and one chunk would be
-alive. This measures, each in a fresh process: a skeleton parse that gives every node's
-bytes (a message declaring only ``repeated bytes node = 1``), the nodes' lengths and their
-offsets in the file, the parse of the file's slices of ``--chunk`` nodes as GraphDefs, and
-one whole parse, with the peak RSS of each way.
+At 10^6 nodes the end of the graph build was ``placelint check``'s peak memory: the parsed
+GraphDef (~1 GB for a TF1 training graph) and the object graph were both alive
+(benchmarks/README.md, "Thirteenth session"). Built chunk by chunk, only the file's bytes
+and one chunk are alive: the loader does so since the fourteenth session
+(``placelint/loaders/chunked.py``). This measures, each in a fresh process: a skeleton
+parse that gives every node's bytes (a message declaring only ``repeated bytes node =
+1``), the nodes' lengths and their offsets in the file, the parse of the file's slices of
+``--chunk`` nodes as GraphDefs, and one whole parse, with the peak RSS of each way.
 """
 
 from __future__ import annotations

@@ -100,9 +100,8 @@ class ChunkedGraphDef:
 
 def chunked_graph_def(data) -> ChunkedGraphDef | None:
     """``data`` (a binary GraphDef: bytes, or a memoryview of a file's bytes) as a
-    ``ChunkedGraphDef``; None when it is not laid out
-    as GraphDef writers lay it out (or not a GraphDef at all: the whole parse then says
-    what it is)."""
+    ``ChunkedGraphDef``; None when it is not laid out as GraphDef writers lay it out (or
+    not a GraphDef at all: the whole parse then says what it is)."""
     try:
         spans = node_spans_class().FromString(data)
     except (pb_message.DecodeError, pb_message.Error, RecursionError, ValueError):
@@ -157,4 +156,3 @@ def chunked_meta_graph(data: bytes) -> tuple[ChunkedGraphDef, MetaGraphDef] | No
     except (pb_message.DecodeError, pb_message.Error, RecursionError, ValueError):
         return None
     return chunked, rest
-

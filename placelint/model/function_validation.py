@@ -20,11 +20,11 @@ output, a name that does not resolve).
 from __future__ import annotations
 
 from ..dtypes import base_type
+from ..loaders.library import FunctionLibrary
 from ..opdb.arg_types import MAX_ARG_COUNT
 from .attr_validation import dtype_string, value_case
 from .attr_wire import attrs_key
 from .ops import PARTITIONED_CALL
-from ..loaders.library import FunctionLibrary
 
 class _Unknown(Exception):
     """A dtype placelint cannot tell: stop checking (conservative)."""
@@ -140,7 +140,7 @@ def check_function(fdef, opdb, library, typings: dict | None = None,
         flat = types.flat
         if flat is not None and len(inputs) >= len(flat):
             # the usual case, decided in one pass: each input one dtype, the expected one
-            # (``_check_node``'s first test, inline; a control input ends it)
+            # (else, or a control input among them, ``_check_node`` reads the node)
             for ref, dtype in zip(inputs, flat):
                 item = items.get(ref, _UNREAD)
                 if item is _UNREAD:
