@@ -82,9 +82,9 @@ class CorruptChunk(ValueError):
     """A chunk of nodes protobuf refuses, as it would have refused the whole file."""
 
     def diagnostic(self) -> Diagnostic:
-        """PL001 as ``read._parse_binary`` words it for a file no kind parses."""
-        return UnreadableModel.diag("not a GraphDef, MetaGraphDef or SavedModel: the file is "
-                                    f"corrupt, truncated, or another format ({self})")
+        """PL001 as the loader words it for a file no kind parses."""
+        from .read import unparsable     # (read imports this module)
+        return UnreadableModel.diag(unparsable(self))
 
 
 class ChunkedGraphDef:
