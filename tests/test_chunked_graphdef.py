@@ -198,3 +198,14 @@ def test_a_meta_graph_laid_out_otherwise_is_parsed_whole(tmp_path, small_chunks)
     path.write_bytes(b"\x12" + _varint(0))         # (an empty graph: no nodes to read)
     assert read.read_model_file(path, expect=read.METAGRAPH).graph_def is not None
 
+
+
+def test_the_loaders_import_without_numpy():
+    """``placelint steps`` reads a model's declared steps through the loaders alone: the
+    chunked reader imports numpy when a large file needs it, not at start-up."""
+    import subprocess
+    import sys
+    code = "import sys, placelint.loaders; print('numpy' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         cwd=ROOT, check=True).stdout.strip()
+    assert out == "False"

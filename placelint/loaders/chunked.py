@@ -24,7 +24,6 @@ chunk is read (during the build: its PL001 is worded as the whole parse's).
 from __future__ import annotations
 
 from google.protobuf import message as pb_message
-import numpy as np
 
 from ..checks.pl001_unreadable_model import UnreadableModel
 from ..diagnostics import Diagnostic
@@ -102,6 +101,8 @@ def chunked_graph_def(data) -> ChunkedGraphDef | None:
     """``data`` (a binary GraphDef: bytes, or a memoryview of a file's bytes) as a
     ``ChunkedGraphDef``; None when it is not laid out as GraphDef writers lay it out (or
     not a GraphDef at all: the whole parse then says what it is)."""
+    import numpy as np      # (here: the loaders import without numpy, e.g. for ``steps``)
+
     try:
         spans = node_spans_class().FromString(data)
     except (pb_message.DecodeError, pb_message.Error, RecursionError, ValueError):
