@@ -10,5 +10,14 @@ class UnreadableModel(LoaderRule):
     severity = Severity.ERROR
     summary = "The file cannot be read as a GraphDef, MetaGraphDef or SavedModel."
 
+    @staticmethod
+    def unparsable(error) -> str:
+        """The message for a binary file no kind of model parses (``error``: protobuf's
+        first complaint, if any): the loader's, and a large GraphDef's whose chunk of
+        nodes protobuf refuses (``loaders.chunked``)."""
+        detail = f" ({error})" if error else ""
+        return ("not a GraphDef, MetaGraphDef or SavedModel: the file is corrupt, truncated, "
+                f"or another format{detail}")
+
 
 RULE = UnreadableModel

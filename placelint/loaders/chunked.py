@@ -82,8 +82,7 @@ class CorruptChunk(ValueError):
 
     def diagnostic(self) -> Diagnostic:
         """PL001 as the loader words it for a file no kind parses."""
-        from .read import unparsable     # (read imports this module)
-        return UnreadableModel.diag(unparsable(self))
+        return UnreadableModel.diag(UnreadableModel.unparsable(self))
 
 
 class ChunkedGraphDef:

@@ -252,15 +252,7 @@ def _parse_binary(path: Path, data: bytes, expect: str | None) -> ParsedFile:
                                  f"MetaGraphDef or SavedModel{start}")
     if sniff.is_binary_of_other_message(data):
         raise LoadError(UnreadableModel, sniff.describe_binary(data), not_a_model=True)
-    raise LoadError(UnreadableModel, unparsable(first_error))
-
-
-def unparsable(error) -> str:
-    """What PL001 says of a binary file no kind of model parses (``error``: protobuf's
-    first complaint, if any)."""
-    detail = f" ({error})" if error else ""
-    return ("not a GraphDef, MetaGraphDef or SavedModel: the file is corrupt, truncated, or "
-            f"another format{detail}")
+    raise LoadError(UnreadableModel, UnreadableModel.unparsable(first_error))
 
 
 def _split(data: bytes):
