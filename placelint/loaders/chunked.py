@@ -2,12 +2,12 @@
 
 At 10^6 nodes the parsed GraphDef of a TF1 training graph holds ~1 GB, and the end of the
 graph build, where it is still alive beside the analysed graph, is ``placelint check``'s
-peak memory (~1.95 GB). The build reads each top-level NodeDef once, in order, and keeps
+peak memory (~1.9 GiB). The build reads each top-level NodeDef once, in order, and keeps
 nothing of it; so a GraphDef file over ``CHUNKED_MIN_BYTES`` is read as the file's bytes
 (~235 MB at 10^6 nodes), the nodes' boundaries in them, and the rest of the message (its
 library, versions), and its ``node`` field parses ``CHUNK_NODES`` nodes at a time each
 time it is iterated: the build's end then holds one chunk (tf1_train at 10^6 nodes: the
-build's end 1.95 -> 1.28 GB, the check's peak 1.95 -> 1.58 GB, now in a later phase,
+build's end 1.89 -> 1.25 GiB, the check's peak 1.90 -> 1.54 GiB, now in a later phase,
 for about the same time: 0.3 s of boundaries, 0.3 s less system time). A ``.meta``
 file (a TF1 training graph's MetaGraphDef) over that size has its graph read so, and the
 rest of it (collections, signatures, saver) parsed apart.
