@@ -13,7 +13,7 @@ from placelint import api
 from placelint.loaders import chunked, read
 from placelint.loaders.chunked import ChunkedGraphDef, chunked_graph_def
 from placelint.model.edge_index import graph_edges
-from placelint.proto import GraphDef, MetaGraphDef
+from placelint.proto import GraphDef, MetaGraphDef, SavedModel
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -169,10 +169,11 @@ def test_a_meta_graph_file_reads_its_graph_in_chunks(tmp_path, small_chunks):
     path = tmp_path / "model.meta"
     path.write_bytes(meta.SerializeToString())
     parsed = read.read_model_file(path, expect=read.METAGRAPH)
-    assert isinstance(parsed.graph_def, ChunkedGraphDef)
+    graph, = parsed.graphs
+    assert isinstance(graph, ChunkedGraphDef)
     assert not parsed.message.HasField("graph_def")
     assert parsed.message.collection_def == meta.collection_def
-    assert [n.name for n in parsed.graph_def.node] == [n.name for n in meta.graph_def.node]
+    assert [n.name for n in graph.node] == [n.name for n in meta.graph_def.node]
     for options in ({}, {"whole_graph": True}):
         parts = api.analyze(path, "CPU=1", **options)
         with pytest.MonkeyPatch.context() as mp:
@@ -194,9 +195,9 @@ def test_a_meta_graph_laid_out_otherwise_is_parsed_whole(tmp_path, small_chunks)
     assert chunked.chunked_meta_graph(data) is not None
     path = tmp_path / "model.meta"
     path.write_bytes(b"\x12" + _varint(len(graph)) + graph)
-    assert read.read_model_file(path, expect=read.METAGRAPH).graph_def is not None
+    assert read.read_model_file(path, expect=read.METAGRAPH).graphs[0] is not None
     path.write_bytes(b"\x12" + _varint(0))         # (an empty graph: no nodes to read)
-    assert read.read_model_file(path, expect=read.METAGRAPH).graph_def is not None
+    assert read.read_model_file(path, expect=read.METAGRAPH).graphs[0] is not None
 
 
 
@@ -209,3 +210,44 @@ def test_the_loaders_import_without_numpy():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          cwd=ROOT, check=True).stdout.strip()
     assert out == "False"
+
+
+def _saved_model(*metas: MetaGraphDef) -> bytes:
+    return SavedModel(saved_model_schema_version=1, meta_graphs=metas).SerializeToString()
+
+
+def test_a_saved_model_reads_a_large_graph_in_chunks(tmp_path, monkeypatch):
+    """A TF1 SavedModel (its graph's nodes at the top level): the MetaGraph whose GraphDef
+    is large is read in chunks, the others whole; the served step, findings and placement
+    are those of the whole parse; a TF2 SavedModel's functions stay read apart."""
+    meta = MetaGraphDef.FromString((ROOT / "samples/while_loop_v1.meta").read_bytes())
+    meta.signature_def["serving_default"].outputs["y"].name = "out:0"
+    meta.meta_info_def.tags.append("serve")
+    small = MetaGraphDef()
+    small.meta_info_def.tags.append("train")
+    small.graph_def.node.add(name="x", op="NoOp")
+    model = tmp_path / "sm"
+    model.mkdir()
+    (model / "saved_model.pb").write_bytes(_saved_model(small, meta))
+    whole = api.analyze(model, "CPU=1")
+    monkeypatch.setattr(chunked, "CHUNK_NODES", 5)
+    monkeypatch.setattr(chunked, "FIRST_CHUNK", 2)
+    for limit in (meta.graph_def.ByteSize(), 0):
+        monkeypatch.setattr(read, "CHUNKED_MIN_BYTES", limit)
+        monkeypatch.setattr(chunked, "CHUNKED_MIN_BYTES", limit)
+        parsed = read.read_model_file(model / "saved_model.pb", expect=read.SAVEDMODEL)
+        first, second = parsed.graphs
+        assert (first is None) == (limit > 0) and isinstance(second, ChunkedGraphDef)
+        assert not parsed.message.meta_graphs[1].HasField("graph_def")
+        assert parsed.message.meta_graphs[1].signature_def == meta.signature_def
+        parts = api.analyze(model, "CPU=1")
+        assert parts.model.entry == whole.model.entry
+        assert whole.model.entry.startswith("signature 'serving_default'")
+        assert _findings(parts) == _findings(whole)
+        assert parts.placement == whole.placement and parts.placement
+        train = api.analyze(model, "CPU=1", tag="train")
+        assert list(train.graph.nodes) == ["x"]
+    keras = read.read_model_file(ROOT / "samples/keras_cnn/saved_model.pb",
+                                 expect=read.SAVEDMODEL)
+    assert keras.libraries and keras.libraries[0].lazy      # (functions still apart)
+

@@ -123,11 +123,12 @@ def _load_raw(ref: ModelRef, options: LoadOptions) -> RawModel:
                                      "steps (name what to run with --fetch and --feed)")
     elif parsed.kind == METAGRAPH:
         raw = _from_metagraph(ref, ref.path, parsed.message, options,
-                              f"MetaGraphDef ({'text' if text else 'binary'})", parsed.graph_def)
+                              f"MetaGraphDef ({'text' if text else 'binary'})",
+                              parsed.graphs[0] if parsed.graphs else None)
     else:
         raw = _from_saved_model_message(ref, ref.path, parsed.message, options,
                                         f"SavedModel ({'text' if text else 'binary'})",
-                                        parsed.libraries)
+                                        parsed.libraries, parsed.graphs)
     if text:
         raw.node_lines = node_lines(parsed.text)
     note = format_note(ref.path, text, parsed.kind)
@@ -151,7 +152,7 @@ def _load_saved_model(ref: ModelRef, options: LoadOptions) -> RawModel:
     if parsed.kind != SAVEDMODEL:
         raise LoadError(UnreadableModel, f"{fname} does not hold a SavedModel (it parses as a {parsed.kind})")
     raw = _from_saved_model_message(ref, path, parsed.message, options, "SavedModel",
-                                    parsed.libraries)
+                                    parsed.libraries, parsed.graphs)
     dbg = root / "debug" / "saved_model_debug_info.pb"
     if dbg.is_file():
         raw.debug_info = DebugInfo.read(dbg)
@@ -164,7 +165,10 @@ def _load_saved_model(ref: ModelRef, options: LoadOptions) -> RawModel:
 
 
 def _from_saved_model_message(ref, path, saved_model, options, fmt,
-                              libraries: list[FunctionLibrary] | None = None) -> RawModel:
+                              libraries: list[FunctionLibrary] | None = None,
+                              graphs: list | None = None) -> RawModel:
+    """``libraries``, ``graphs``: per MetaGraph, its functions and its GraphDef where read
+    apart from ``saved_model`` (``ParsedFile``)."""
     metas = list(saved_model.meta_graphs)
     if not metas:
         raise LoadError(UnreadableModel, "SavedModel holds no MetaGraph")
@@ -180,10 +184,12 @@ def _from_saved_model_message(ref, path, saved_model, options, fmt,
         raise LoadError(EntryNotFound, f"no MetaGraph with tag '{tag or DEFAULT_TAG}'; available tag "
                                  f"sets: {tag_sets} (choose one with --tag)")
     meta = chosen[0]
+    at = next(i for i, m in enumerate(metas) if m is meta)
     tags = ",".join(meta.meta_info_def.tags)
-    raw = _from_metagraph(ref, path, meta, options, f"{fmt}, tags {tags or '(none)'}")
+    raw = _from_metagraph(ref, path, meta, options, f"{fmt}, tags {tags or '(none)'}",
+                          graphs[at] if graphs else None)
     if libraries is not None:
-        raw.library = libraries[next(i for i, m in enumerate(metas) if m is meta)]
+        raw.library = libraries[at]
     return raw
 
 

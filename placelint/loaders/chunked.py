@@ -10,7 +10,9 @@ time it is iterated: the build's end then holds one chunk (tf1_train at 10^6 nod
 build's end 1.89 -> 1.25 GiB, the check's peak 1.90 -> 1.54 GiB, now in a later phase,
 for about the same time: 0.3 s of boundaries, 0.3 s less system time). A ``.meta``
 file (a TF1 training graph's MetaGraphDef) over that size has its graph read so, and the
-rest of it (collections, signatures, saver) parsed apart.
+rest of it (collections, signatures, saver) parsed apart; so has a SavedModel's MetaGraph
+whose GraphDef, without its functions (read apart already), is that large (a TF1
+SavedModel's).
 
 The boundaries come from a message declaring only ``repeated bytes node = 1``
 (``proto.node_spans_class``: protobuf's parser gives each node's bytes, 0.2-0.3 s at 10^6
@@ -28,13 +30,13 @@ from google.protobuf import message as pb_message
 from ..checks.pl001_unreadable_model import UnreadableModel
 from ..diagnostics import Diagnostic
 from ..proto import GraphDef, MetaGraphDef, node_spans_class
-from ..wire import LENGTH_DELIMITED, fields
+from ..wire import LENGTH_DELIMITED, fields, length_delimited
 
 __all__ = ["CHUNKED_MIN_BYTES", "CHUNK_NODES", "ChunkedGraphDef", "CorruptChunk",
-           "chunked_graph_def", "chunked_meta_graph"]
+           "chunked_graph_def", "chunked_meta_graph", "chunked_saved_model"]
 
-#: MetaGraphDef.graph_def
-_GRAPH_DEF = 2
+#: SavedModel.meta_graphs, MetaGraphDef.graph_def
+_META_GRAPHS, _GRAPH_DEF = 2, 2
 
 #: binary GraphDef files from this size on are parsed in chunks (a TF1 training graph
 #: has ~235 bytes per node: ~2.9x10^5 nodes); below, one parse costs less than the
@@ -143,16 +145,51 @@ def chunked_meta_graph(data: bytes) -> tuple[ChunkedGraphDef, MetaGraphDef] | No
     GraphDef in chunks (``chunked_graph_def``) and the rest of the MetaGraph (collections,
     signatures, saver) parsed without it; None when its graph is not one field laid out
     as ``chunked_graph_def`` reads it."""
-    top = fields(data)
-    graph = [f for f in top or () if f[0] == _GRAPH_DEF]
-    if len(graph) != 1 or graph[0][1] != LENGTH_DELIMITED:
+    apart = _graph_apart(memoryview(data), 0, len(data), 0)
+    if apart is None:
         return None
-    _, _, head, start, end = graph[0]
-    chunked = chunked_graph_def(memoryview(data)[start:end])
-    if chunked is None:
-        return None
+    rest, chunked = apart
     try:
-        rest = MetaGraphDef.FromString(data[:head] + data[end:])
+        return chunked, MetaGraphDef.FromString(rest)
     except (pb_message.DecodeError, pb_message.Error, RecursionError, ValueError):
         return None
-    return chunked, rest
+
+
+def chunked_saved_model(data: bytes) -> tuple[bytes, list[ChunkedGraphDef | None]] | None:
+    """``data`` (a binary SavedModel, its functions already read apart:
+    ``library.split_saved_model``) without the GraphDef of each MetaGraph whose GraphDef
+    is ``CHUNKED_MIN_BYTES`` or more (a TF1 SavedModel's graph), and those GraphDefs in
+    chunks, per MetaGraph (None for the others, parsed with the rest); None when there is
+    no such GraphDef, or the file is not laid out as this reads it."""
+    view = memoryview(data)
+    top = fields(view)
+    if top is None:
+        return None
+    parts, pos, graphs = [], 0, []
+    for number, wt, head, start, end in top:
+        if (number, wt) != (_META_GRAPHS, LENGTH_DELIMITED):
+            continue
+        apart = _graph_apart(view, start, end, CHUNKED_MIN_BYTES)
+        graphs.append(None if apart is None else apart[1])
+        if apart is not None:
+            parts += (view[pos:head], length_delimited(_META_GRAPHS, apart[0]))
+            pos = end
+    if not any(g is not None for g in graphs):
+        return None
+    parts.append(view[pos:])
+    return b"".join(parts), graphs
+
+
+def _graph_apart(view, start: int, end: int, min_bytes: int
+                 ) -> tuple[bytes, ChunkedGraphDef] | None:
+    """The MetaGraphDef at ``view[start:end]`` without its ``graph_def``, and that GraphDef
+    in chunks; None unless it is one field of ``min_bytes`` or more that
+    ``chunked_graph_def`` reads."""
+    graph = [f for f in fields(view, start, end) or () if f[0] == _GRAPH_DEF]
+    if len(graph) != 1 or graph[0][1] != LENGTH_DELIMITED:
+        return None
+    _, _, head, s, e = graph[0]
+    chunked = chunked_graph_def(view[s:e]) if e - s >= min_bytes else None
+    if chunked is None:
+        return None
+    return bytes(view[start:head]) + bytes(view[e:end]), chunked

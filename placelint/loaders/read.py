@@ -23,7 +23,8 @@ from ..diagnostics import Diagnostic
 from ..humanize import format_bytes
 from ..proto import GraphDef, MetaGraphDef, SavedModel
 from . import fast_text, sniff
-from .chunked import CHUNKED_MIN_BYTES, ChunkedGraphDef, chunked_graph_def, chunked_meta_graph
+from .chunked import (CHUNKED_MIN_BYTES, ChunkedGraphDef, chunked_graph_def, chunked_meta_graph,
+                      chunked_saved_model)
 from .library import FunctionLibrary, split_saved_model
 
 #: protobuf refuses messages over 2 GiB; checked by size before reading.
@@ -81,9 +82,10 @@ class ParsedFile:
     #: a binary SavedModel's function library per MetaGraph, read apart from ``message``
     #: (whose GraphDefs then hold no functions; see ``library.split_saved_model``)
     libraries: list[FunctionLibrary] | None = None
-    #: a large binary MetaGraph's GraphDef, read apart from ``message`` (which then has
-    #: none) and parsed a chunk of nodes at a time (``chunked.chunked_meta_graph``)
-    graph_def: ChunkedGraphDef | None = None
+    #: a large binary MetaGraph's GraphDef, or a SavedModel's per MetaGraph (None where
+    #: small), read apart from ``message`` (whose MetaGraph then has none) and parsed a
+    #: chunk of nodes at a time (``chunked``)
+    graphs: list[ChunkedGraphDef | None] | None = None
 
 
 def read_model_file(path: Path, *, expect: str | None = None,
@@ -206,39 +208,38 @@ def _parse_binary(path: Path, data: bytes, expect: str | None) -> ParsedFile:
     large = len(data) >= CHUNKED_MIN_BYTES
     for kind in order:
         msg = _CLASSES[kind]()
-        libraries = graph = None
+        libraries = graphs = None
         try:
             # a SavedModel named as such: its functions are read apart (a TF2 model's
             # library is most of it, and many functions are never called)
             split = _split(data) if kind == expect == SAVEDMODEL else None
             # a large GraphDef, alone or a MetaGraph's: its nodes parsed a chunk at a time
             # (see ``chunked``)
+            chunked = None
             if large and kind == GRAPHDEF:
-                graph = chunked_graph_def(data)
+                chunked = chunked_graph_def(data)
             elif large and kind == METAGRAPH == expect:     # (a .meta file)
-                graph, rest = chunked_meta_graph(data) or (None, None)
-            if graph is not None:
-                msg = graph if kind == GRAPHDEF else rest
+                chunked = chunked_meta_graph(data)
+            if chunked is not None:
+                msg = chunked
+                if kind == METAGRAPH:
+                    msg, graphs = msg[1], [msg[0]]
             elif split is not None:
                 stripped, libraries = split
+                if len(stripped) >= CHUNKED_MIN_BYTES:      # (nodes, once functions are out)
+                    stripped, graphs = chunked_saved_model(stripped) or (stripped, None)
                 msg.ParseFromString(stripped)
                 del stripped
             else:
                 msg.ParseFromString(data)
             # a MetaGraph/SavedModel file named as such may hold an empty graph; anything
             # tried as a guess must look like a real model (garbage often parses)
-            strict = kind != expect or kind == GRAPHDEF
-            if graph is not None and kind == METAGRAPH:
-                problem = _implausible(GRAPHDEF, graph, strict)
-                problem = f"graph {problem}" if problem else None
-            else:
-                problem = _implausible(kind, msg, strict)
+            problem = _implausible(kind, msg, kind != expect or kind == GRAPHDEF, graphs)
         except (pb_message.DecodeError, pb_message.Error, RecursionError, ValueError) as exc:
             first_error = first_error or exc        # (a CorruptChunk too: a ValueError)
             continue
         if problem is None:
-            return ParsedFile(path, kind, msg, libraries=libraries,
-                              graph_def=graph if kind == METAGRAPH else None)
+            return ParsedFile(path, kind, msg, libraries=libraries, graphs=graphs)
         if kind == expect and expect != GRAPHDEF:
             # e.g. a saved_model.pb whose MetaGraph has no graph: say so, not 'corrupt'
             expected_problem = expected_problem or problem
@@ -281,10 +282,11 @@ def _is_text(data: bytes) -> bool:
 PLAUSIBLE_NODES = 1000
 
 
-def _implausible(kind: str, msg, strict: bool = True) -> str | None:
+def _implausible(kind: str, msg, strict: bool = True, graphs=None) -> str | None:
     """Binary protobufs of other types often parse 'successfully' as garbage: what keeps
     ``msg`` from having the shape of its kind (None if it does). ``strict``: an empty graph
-    is implausible too."""
+    is implausible too. ``graphs``: the MetaGraphs' GraphDefs where read apart (see
+    ``ParsedFile.graphs``)."""
     if kind == GRAPHDEF:
         if strict and not (msg.node or msg.library.function):
             return "has no nodes and no functions"
@@ -292,14 +294,17 @@ def _implausible(kind: str, msg, strict: bool = True) -> str | None:
             return "has nodes without a name or an op"
         return None
     if kind == METAGRAPH:
-        if not msg.HasField("graph_def"):
-            return "has no graph (graph_def is missing)"
-        problem = _implausible(GRAPHDEF, msg.graph_def, strict)
+        graph = graphs[0] if graphs else None
+        if graph is None:
+            if not msg.HasField("graph_def"):
+                return "has no graph (graph_def is missing)"
+            graph = msg.graph_def
+        problem = _implausible(GRAPHDEF, graph, strict)
         return f"graph {problem}" if problem else None
     if not msg.meta_graphs:
         return "holds no MetaGraph"
     for i, meta in enumerate(msg.meta_graphs):
-        problem = _implausible(METAGRAPH, meta, strict)
+        problem = _implausible(METAGRAPH, meta, strict, graphs[i:i + 1] if graphs else None)
         if problem:
             return f"MetaGraph {i} {problem}"
     return None
