@@ -215,15 +215,12 @@ def _parse_binary(path: Path, data: bytes, expect: str | None) -> ParsedFile:
             split = _split(data) if kind == expect == SAVEDMODEL else None
             # a large GraphDef, alone or a MetaGraph's: its nodes parsed a chunk at a time
             # (see ``chunked``)
-            chunked = None
-            if large and kind == GRAPHDEF:
-                chunked = chunked_graph_def(data)
-            elif large and kind == METAGRAPH == expect:     # (a .meta file)
-                chunked = chunked_meta_graph(data)
-            if chunked is not None:
-                msg = chunked
-                if kind == METAGRAPH:
-                    msg, graphs = msg[1], [msg[0]]
+            if large and kind == GRAPHDEF and (graph := chunked_graph_def(data)) is not None:
+                msg = graph
+            elif (large and kind == METAGRAPH == expect             # (a .meta file)
+                  and (apart := chunked_meta_graph(data)) is not None):
+                graph, msg = apart
+                graphs = [graph]
             elif split is not None:
                 stripped, libraries = split
                 if len(stripped) >= CHUNKED_MIN_BYTES:      # (nodes, once functions are out)
