@@ -30,13 +30,14 @@ from google.protobuf import message as pb_message
 from ..checks.pl001_unreadable_model import UnreadableModel
 from ..diagnostics import Diagnostic
 from ..proto import GraphDef, MetaGraphDef, node_spans_class
-from ..wire import LENGTH_DELIMITED, fields, length_delimited
+from ..wire import LENGTH_DELIMITED, fields
+from .library import GRAPH_DEF, META_GRAPHS, rewrite_field
 
 __all__ = ["CHUNKED_MIN_BYTES", "CHUNK_NODES", "ChunkedGraphDef", "CorruptChunk",
            "chunked_graph_def", "chunked_meta_graph", "chunked_saved_model"]
 
-#: SavedModel.meta_graphs, MetaGraphDef.graph_def
-_META_GRAPHS, _GRAPH_DEF = 2, 2
+#: what protobuf's parser raises for bytes it refuses
+_PARSE_ERRORS = (pb_message.DecodeError, pb_message.Error, RecursionError, ValueError)
 
 #: binary GraphDef files from this size on are parsed in chunks (a TF1 training graph
 #: has ~235 bytes per node: ~2.9x10^5 nodes); below, one parse costs less than the
@@ -70,7 +71,7 @@ class ChunkedNodes:
         for start, end, count in self._chunks:
             try:
                 part = GraphDef.FromString(view[start:end])
-            except (pb_message.DecodeError, pb_message.Error, RecursionError, ValueError) as exc:
+            except _PARSE_ERRORS as exc:
                 raise CorruptChunk(str(exc)) from None
             nodes = part.node
             del part
@@ -106,7 +107,7 @@ def chunked_graph_def(data) -> ChunkedGraphDef | None:
 
     try:
         spans = node_spans_class().FromString(data)
-    except (pb_message.DecodeError, pb_message.Error, RecursionError, ValueError):
+    except _PARSE_ERRORS:
         return None
     count = len(spans.node)
     lengths = np.fromiter(map(len, spans.node), dtype=np.int64, count=count)
@@ -131,7 +132,7 @@ def chunked_graph_def(data) -> ChunkedGraphDef | None:
             return None
     try:
         rest = GraphDef.FromString(memoryview(data)[nodes_end:])
-    except (pb_message.DecodeError, pb_message.Error, RecursionError, ValueError):
+    except _PARSE_ERRORS:
         return None
     if rest.node:       # (a node field after another field)
         return None
@@ -151,7 +152,7 @@ def chunked_meta_graph(data: bytes) -> tuple[ChunkedGraphDef, MetaGraphDef] | No
     rest, chunked = apart
     try:
         return chunked, MetaGraphDef.FromString(rest)
-    except (pb_message.DecodeError, pb_message.Error, RecursionError, ValueError):
+    except _PARSE_ERRORS:
         return None
 
 
@@ -162,22 +163,17 @@ def chunked_saved_model(data: bytes) -> tuple[bytes, list[ChunkedGraphDef | None
     chunks, per MetaGraph (None for the others, parsed with the rest); None when there is
     no such GraphDef, or the file is not laid out as this reads it."""
     view = memoryview(data)
-    top = fields(view)
-    if top is None:
+    graphs: list[ChunkedGraphDef | None] = []
+
+    def apart(start: int, end: int) -> bytes:
+        found = _graph_apart(view, start, end, CHUNKED_MIN_BYTES)
+        graphs.append(None if found is None else found[1])
+        return bytes(view[start:end]) if found is None else found[0]
+
+    rest = rewrite_field(view, 0, len(data), META_GRAPHS, apart, repeated=True)
+    if rest is None or not any(g is not None for g in graphs):
         return None
-    parts, pos, graphs = [], 0, []
-    for number, wt, head, start, end in top:
-        if (number, wt) != (_META_GRAPHS, LENGTH_DELIMITED):
-            continue
-        apart = _graph_apart(view, start, end, CHUNKED_MIN_BYTES)
-        graphs.append(None if apart is None else apart[1])
-        if apart is not None:
-            parts += (view[pos:head], length_delimited(_META_GRAPHS, apart[0]))
-            pos = end
-    if not any(g is not None for g in graphs):
-        return None
-    parts.append(view[pos:])
-    return b"".join(parts), graphs
+    return rest, graphs
 
 
 def _graph_apart(view, start: int, end: int, min_bytes: int
@@ -185,7 +181,7 @@ def _graph_apart(view, start: int, end: int, min_bytes: int
     """The MetaGraphDef at ``view[start:end]`` without its ``graph_def``, and that GraphDef
     in chunks; None unless it is one field of ``min_bytes`` or more that
     ``chunked_graph_def`` reads."""
-    graph = [f for f in fields(view, start, end) or () if f[0] == _GRAPH_DEF]
+    graph = [f for f in fields(view, start, end) or () if f[0] == GRAPH_DEF]
     if len(graph) != 1 or graph[0][1] != LENGTH_DELIMITED:
         return None
     _, _, head, s, e = graph[0]

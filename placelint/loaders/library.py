@@ -17,7 +17,7 @@ from ..wire import LENGTH_DELIMITED, fields, length_delimited
 
 #: field numbers: SavedModel.meta_graphs, MetaGraphDef.graph_def, GraphDef.library,
 #: FunctionDefLibrary.function
-_META_GRAPHS, _GRAPH_DEF, _LIBRARY, _FUNCTION = 2, 2, 2, 1
+META_GRAPHS, GRAPH_DEF, _LIBRARY, _FUNCTION = 2, 2, 2, 1
 
 
 class FunctionLibrary:
@@ -92,8 +92,8 @@ def split_saved_model(data: bytes) -> tuple[bytes, list[FunctionLibrary]] | None
     then the file is parsed whole. A corrupt FunctionDef raises protobuf's DecodeError."""
     view = memoryview(data)
     libraries: list[FunctionLibrary] = []
-    stripped = _rewrite(view, 0, len(data), _META_GRAPHS,
-                        lambda s, e: _split_meta(view, s, e, libraries), repeated=True)
+    stripped = rewrite_field(view, 0, len(data), META_GRAPHS,
+                             lambda s, e: _split_meta(view, s, e, libraries), repeated=True)
     if stripped is None or not libraries:
         return None
     return stripped, libraries
@@ -101,7 +101,8 @@ def split_saved_model(data: bytes) -> tuple[bytes, list[FunctionLibrary]] | None
 
 def _split_meta(view, start, end, libraries) -> bytes | None:
     library = FunctionLibrary(data=None, spans={})
-    meta = _rewrite(view, start, end, _GRAPH_DEF, lambda s, e: _split_graph(view, s, e, library))
+    meta = rewrite_field(view, start, end, GRAPH_DEF,
+                         lambda s, e: _split_graph(view, s, e, library))
     if meta is None:
         return None
     library._data = view.obj
@@ -111,7 +112,8 @@ def _split_meta(view, start, end, libraries) -> bytes | None:
 
 
 def _split_graph(view, start, end, library) -> bytes | None:
-    return _rewrite(view, start, end, _LIBRARY, lambda s, e: _split_library(view, s, e, library))
+    return rewrite_field(view, start, end, _LIBRARY,
+                         lambda s, e: _split_library(view, s, e, library))
 
 
 def _split_library(view, start, end, library) -> bytes | None:
@@ -132,8 +134,8 @@ def _split_library(view, start, end, library) -> bytes | None:
     return b"".join(rest)
 
 
-def _rewrite(view, start: int, end: int, number: int, split, repeated: bool = False
-             ) -> bytes | None:
+def rewrite_field(view, start: int, end: int, number: int, split, repeated: bool = False
+                  ) -> bytes | None:
     """The message at ``view[start:end]`` with each field ``number`` (a message; once
     unless ``repeated``: protobuf merges the repeats of a singular one) replaced by
     ``split(value start, value end)``; None when that gives None, the field repeats, or
