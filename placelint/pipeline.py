@@ -17,6 +17,7 @@ from .context import Context
 from .diagnostics import Diagnostic, list_names
 from .loaders import LoadError, ModelRef, load_raw
 from .loaders.chunked import CorruptChunk
+from .proto_lite import LiteRefused
 from .model import Graph, Model, model_from_raw
 from .settings import Settings
 
@@ -128,22 +129,32 @@ def load_model(ref: ModelRef, settings: Settings, *,
                raise_not_a_model: bool = False) -> tuple[Model | None, list[Diagnostic]]:
     """The model and the loader's diagnostics. ``raise_not_a_model``: raise ``NotAModel``
     (holding its PL001) for a file that is no model at all, rather than return it."""
-    try:
-        raw = load_raw(ref, settings.load)
-    except LoadError as exc:
-        diag = exc.diagnostic()
-        if exc.not_a_model and raise_not_a_model:
-            raise NotAModel(diag) from None
-        return None, [diag]
-    except (RecursionError, MemoryError, Exception) as exc:  # noqa: BLE001 - never a traceback
-        return None, [internal_error("loading", exc)]
-    try:
-        model = model_from_raw(raw)
-    except CorruptChunk as exc:     # (a large GraphDef's nodes, parsed as the build reads them)
-        return None, [exc.diagnostic()]
-    except (RecursionError, Exception) as exc:  # noqa: BLE001
-        return None, [internal_error("building the graph", exc)]
-    return model, list(model.diagnostics)
+    for lite in (True, False):
+        try:
+            raw = load_raw(ref, settings.load, lite=lite)
+        except LoadError as exc:
+            diag = exc.diagnostic()
+            if exc.not_a_model and raise_not_a_model:
+                raise NotAModel(diag) from None
+            return None, [diag]
+        except (RecursionError, MemoryError, Exception) as exc:  # noqa: BLE001 - never a traceback
+            return None, [internal_error("loading", exc)]
+        try:
+            model = model_from_raw(raw)
+        except (LiteRefused, CorruptChunk) as exc:
+            # attrs protobuf refuses, in a binary model read with them as wire bytes, or a
+            # large GraphDef's nodes, parsed as the build reads them: read it again as
+            # protobuf reads it, whose refusal PL001 quotes
+            if lite:
+                del raw
+                continue
+            if isinstance(exc, CorruptChunk):
+                return None, [exc.diagnostic()]
+            return None, [internal_error("building the graph", exc)]
+        except (RecursionError, Exception) as exc:  # noqa: BLE001
+            return None, [internal_error("building the graph", exc)]
+        return model, list(model.diagnostics)
+    return None, [internal_error("building the graph", LiteRefused("read without wire attrs"))]
 
 
 @contextmanager

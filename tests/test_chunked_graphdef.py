@@ -14,6 +14,7 @@ from placelint.loaders import chunked, read
 from placelint.loaders.chunked import ChunkedGraphDef, chunked_graph_def
 from placelint.model.edge_index import graph_edges
 from placelint.proto import GraphDef, MetaGraphDef, SavedModel
+from placelint.proto_lite import GraphDefLite
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -157,7 +158,7 @@ def test_large_files_only():
     data = _towers().SerializeToString()
     assert len(data) < read.CHUNKED_MIN_BYTES
     parsed = read._parse_binary(Path("x.pb"), data, read.GRAPHDEF)
-    assert isinstance(parsed.message, GraphDef)
+    assert isinstance(parsed.message, GraphDefLite)   # (parsed whole: see ``proto_lite``)
 
 
 def test_a_meta_graph_file_reads_its_graph_in_chunks(tmp_path, small_chunks):

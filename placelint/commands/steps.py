@@ -19,7 +19,9 @@ def model_steps(ref, tag: str | None) -> dict:
     from ..loaders.steps import loader_phases
 
     try:
-        raw = load_raw(ref, LoadOptions(tag=tag))
+        # (nothing is built: read as protobuf reads it, so that a model whose attrs it
+        # refuses is refused here too; see ``proto_lite``)
+        raw = load_raw(ref, LoadOptions(tag=tag), lite=False)
     except LoadError as exc:
         return {"model": ref.display, "error": f"{exc.code}: {exc.message}"}
     loaded = {id(s) for s in loader_phases(raw.steps)}

@@ -30,6 +30,7 @@ from google.protobuf import message as pb_message
 from ..checks.pl001_unreadable_model import UnreadableModel
 from ..diagnostics import Diagnostic
 from ..proto import GraphDef, MetaGraphDef, node_spans_class
+from ..proto_lite import GraphDefLite
 from ..wire import LENGTH_DELIMITED, fields
 from .library import GRAPH_DEF, META_GRAPHS, rewrite_field
 
@@ -56,12 +57,14 @@ class ChunkedNodes:
     length, and its NodeDefs in order each time it is iterated (each chunk parsed then,
     and let go once its nodes are no longer referenced)."""
 
-    __slots__ = ("_data", "_chunks", "_count")
+    __slots__ = ("_data", "_chunks", "_count", "_class")
 
-    def __init__(self, data: bytes, chunks: list[tuple[int, int, int]], count: int):
+    def __init__(self, data: bytes, chunks: list[tuple[int, int, int]], count: int,
+                 graph_class=GraphDef):
         self._data = data
         self._chunks = chunks       # (start, end, number of nodes) per chunk, in order
         self._count = count
+        self._class = graph_class   # (what a chunk is parsed as: see ``proto_lite``)
 
     def __len__(self) -> int:
         return self._count
@@ -70,7 +73,7 @@ class ChunkedNodes:
         view = memoryview(self._data)
         for start, end, count in self._chunks:
             try:
-                part = GraphDef.FromString(view[start:end])
+                part = self._class.FromString(view[start:end])
             except _PARSE_ERRORS as exc:
                 raise CorruptChunk(str(exc)) from None
             nodes = part.node
@@ -90,19 +93,22 @@ class CorruptChunk(ValueError):
 
 class ChunkedGraphDef:
     """What the analysis reads of a GraphDef (``node``, ``library``, ``versions``), its
-    nodes parsed a chunk at a time (``ChunkedNodes``)."""
+    nodes parsed a chunk at a time (``ChunkedNodes``). ``lite_depth``: how deep its nodes
+    sit in their file when they are ``proto_lite``'s (``proto_lite.node_depth``), else 0."""
 
-    __slots__ = ("node", "library", "versions")
+    __slots__ = ("node", "library", "versions", "lite_depth")
 
-    def __init__(self, node: ChunkedNodes, rest: GraphDef):
+    def __init__(self, node: ChunkedNodes, rest: GraphDef, lite_depth: int = 0):
         self.node = node
         self.library, self.versions = rest.library, rest.versions
+        self.lite_depth = lite_depth
 
 
-def chunked_graph_def(data) -> ChunkedGraphDef | None:
+def chunked_graph_def(data, lite: bool = False, depth: int = 1) -> ChunkedGraphDef | None:
     """``data`` (a binary GraphDef: bytes, or a memoryview of a file's bytes) as a
     ``ChunkedGraphDef``; None when it is not laid out as GraphDef writers lay it out (or
-    not a GraphDef at all: the whole parse then says what it is)."""
+    not a GraphDef at all: the whole parse then says what it is). ``lite``: its nodes are
+    ``proto_lite``'s, ``depth`` deep in their file (1: a GraphDef file's)."""
     import numpy as np      # (here: the loaders import without numpy, e.g. for ``steps``)
 
     try:
@@ -138,15 +144,18 @@ def chunked_graph_def(data) -> ChunkedGraphDef | None:
         return None
     cuts = [0, *range(min(FIRST_CHUNK, count), count, CHUNK_NODES), count] if count else [0]
     chunks = [(int(starts[a]), int(ends[b - 1]), b - a) for a, b in zip(cuts, cuts[1:]) if b > a]
-    return ChunkedGraphDef(ChunkedNodes(data, chunks, count), rest)
+    if not lite:
+        return ChunkedGraphDef(ChunkedNodes(data, chunks, count), rest)
+    return ChunkedGraphDef(ChunkedNodes(data, chunks, count, GraphDefLite), rest, depth)
 
 
-def chunked_meta_graph(data: bytes) -> tuple[ChunkedGraphDef, MetaGraphDef] | None:
+def chunked_meta_graph(data: bytes, lite: bool = False
+                       ) -> tuple[ChunkedGraphDef, MetaGraphDef] | None:
     """``data`` (a binary MetaGraphDef, e.g. a TF1 training graph's ``.meta``) as its
     GraphDef in chunks (``chunked_graph_def``) and the rest of the MetaGraph (collections,
     signatures, saver) parsed without it; None when its graph is not one field laid out
-    as ``chunked_graph_def`` reads it."""
-    apart = _graph_apart(memoryview(data), 0, len(data), 0)
+    as ``chunked_graph_def`` reads it (``lite``: see there)."""
+    apart = _graph_apart(memoryview(data), 0, len(data), 0, lite, 2)
     if apart is None:
         return None
     rest, chunked = apart
@@ -156,17 +165,19 @@ def chunked_meta_graph(data: bytes) -> tuple[ChunkedGraphDef, MetaGraphDef] | No
         return None
 
 
-def chunked_saved_model(data: bytes) -> tuple[bytes, list[ChunkedGraphDef | None]] | None:
+def chunked_saved_model(data: bytes, lite: bool = False
+                        ) -> tuple[bytes, list[ChunkedGraphDef | None]] | None:
     """``data`` (a binary SavedModel, its functions already read apart:
     ``library.split_saved_model``) without the GraphDef of each MetaGraph whose GraphDef
     is ``CHUNKED_MIN_BYTES`` or more (a TF1 SavedModel's graph), and those GraphDefs in
     chunks, per MetaGraph (None for the others, parsed with the rest); None when there is
-    no such GraphDef, or the file is not laid out as this reads it."""
+    no such GraphDef, or the file is not laid out as this reads it (``lite``: see
+    ``chunked_graph_def``)."""
     view = memoryview(data)
     graphs: list[ChunkedGraphDef | None] = []
 
     def apart(start: int, end: int) -> bytes:
-        found = _graph_apart(view, start, end, CHUNKED_MIN_BYTES)
+        found = _graph_apart(view, start, end, CHUNKED_MIN_BYTES, lite, 3)
         graphs.append(None if found is None else found[1])
         return bytes(view[start:end]) if found is None else found[0]
 
@@ -176,16 +187,16 @@ def chunked_saved_model(data: bytes) -> tuple[bytes, list[ChunkedGraphDef | None
     return rest, graphs
 
 
-def _graph_apart(view, start: int, end: int, min_bytes: int
+def _graph_apart(view, start: int, end: int, min_bytes: int, lite: bool, depth: int
                  ) -> tuple[bytes, ChunkedGraphDef] | None:
     """The MetaGraphDef at ``view[start:end]`` without its ``graph_def``, and that GraphDef
     in chunks; None unless it is one field of ``min_bytes`` or more that
-    ``chunked_graph_def`` reads."""
+    ``chunked_graph_def`` reads (``lite``, ``depth``: see there)."""
     graph = [f for f in fields(view, start, end) or () if f[0] == GRAPH_DEF]
     if len(graph) != 1 or graph[0][1] != LENGTH_DELIMITED:
         return None
     _, _, head, s, e = graph[0]
-    chunked = chunked_graph_def(view[s:e]) if e - s >= min_bytes else None
+    chunked = chunked_graph_def(view[s:e], lite, depth) if e - s >= min_bytes else None
     if chunked is None:
         return None
     return bytes(view[start:head]) + bytes(view[e:end]), chunked

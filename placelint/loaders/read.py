@@ -22,6 +22,7 @@ from ..checks.pl002_unsupported_format import UnsupportedFormat
 from ..diagnostics import Diagnostic
 from ..humanize import format_bytes
 from ..proto import GraphDef, MetaGraphDef, SavedModel
+from ..proto_lite import GraphDefLite, MetaGraphDefLite, SavedModelLite
 from . import fast_text, sniff
 from .chunked import (CHUNKED_MIN_BYTES, ChunkedGraphDef, chunked_graph_def, chunked_meta_graph,
                       chunked_saved_model)
@@ -49,6 +50,8 @@ _TEXT_KEYS = {
     SAVEDMODEL: ("saved_model_schema_version", "meta_graphs"),
 }
 _CLASSES = {GRAPHDEF: GraphDef, METAGRAPH: MetaGraphDef, SAVEDMODEL: SavedModel}
+#: a binary model's classes: the top-level nodes' attrs left as wire bytes (``proto_lite``)
+_LITE = {GRAPHDEF: GraphDefLite, METAGRAPH: MetaGraphDefLite, SAVEDMODEL: SavedModelLite}
 
 
 class LoadError(Exception):
@@ -89,8 +92,9 @@ class ParsedFile:
 
 
 def read_model_file(path: Path, *, expect: str | None = None,
-                    max_text_bytes: int = DEFAULT_MAX_TEXT_BYTES) -> ParsedFile:
-    """Read and parse one model file; ``expect`` is the kind the name suggests."""
+                    max_text_bytes: int = DEFAULT_MAX_TEXT_BYTES, lite: bool = True) -> ParsedFile:
+    """Read and parse one model file; ``expect`` is the kind the name suggests; ``lite``: a
+    binary model's top-level nodes keep their attrs as wire bytes (``proto_lite``)."""
     try:
         st = path.stat()
     except OSError as exc:
@@ -124,7 +128,7 @@ def read_model_file(path: Path, *, expect: str | None = None,
             data = fh.read()
     except OSError as exc:
         raise LoadError(UnreadableModel, f"cannot read file: {exc.strerror or exc}") from None
-    return _parse_binary(path, data, expect)
+    return _parse_binary(path, data, expect, lite)
 
 
 def _printable_head(head: bytes) -> str | None:
@@ -198,43 +202,25 @@ def _parse_text(path: Path, data: bytes, expect: str | None) -> ParsedFile:
     return ParsedFile(path, kind, msg, text)
 
 
-def _parse_binary(path: Path, data: bytes, expect: str | None) -> ParsedFile:
+def _parse_binary(path: Path, data: bytes, expect: str | None, lite: bool = True) -> ParsedFile:
     if not data:
         raise LoadError(UnreadableModel, "file is empty")
     order = [expect] if expect else []
     order += [k for k in (GRAPHDEF, METAGRAPH, SAVEDMODEL) if k not in order]
     first_error = None
     expected_problem = None
-    large = len(data) >= CHUNKED_MIN_BYTES
     for kind in order:
-        msg = _CLASSES[kind]()
-        libraries = graphs = None
         try:
-            # a SavedModel named as such: its functions are read apart (a TF2 model's
-            # library is most of it, and many functions are never called)
-            split = _split(data) if kind == expect == SAVEDMODEL else None
-            # a large GraphDef, alone or a MetaGraph's: its nodes parsed a chunk at a time
-            # (see ``chunked``)
-            if large and kind == GRAPHDEF and (graph := chunked_graph_def(data)) is not None:
-                msg = graph
-            elif (large and kind == METAGRAPH == expect             # (a .meta file)
-                  and (apart := chunked_meta_graph(data)) is not None):
-                graph, msg = apart
-                graphs = [graph]
-            elif split is not None:
-                stripped, libraries = split
-                if len(stripped) >= CHUNKED_MIN_BYTES:      # (nodes, once functions are out)
-                    stripped, graphs = chunked_saved_model(stripped) or (stripped, None)
-                msg.ParseFromString(stripped)
-                del stripped
-            else:
-                msg.ParseFromString(data)
-            # a MetaGraph/SavedModel file named as such may hold an empty graph; anything
-            # tried as a guess must look like a real model (garbage often parses)
-            problem = _implausible(kind, msg, kind != expect or kind == GRAPHDEF, graphs)
-        except (pb_message.DecodeError, pb_message.Error, RecursionError, ValueError) as exc:
-            first_error = first_error or exc        # (a CorruptChunk too: a ValueError)
-            continue
+            msg, libraries, graphs, problem = _parse_kind(kind, data, expect, lite)
+        except _PARSE_ERRORS as exc:
+            if not lite:
+                first_error = first_error or exc        # (a CorruptChunk too: a ValueError)
+                continue
+            try:    # (what the real parse says: a lite one refuses less, and names its class)
+                msg, libraries, graphs, problem = _parse_kind(kind, data, expect, False)
+            except _PARSE_ERRORS as real:
+                first_error = first_error or real
+                continue
         if problem is None:
             return ParsedFile(path, kind, msg, libraries=libraries, graphs=graphs)
         if kind == expect and expect != GRAPHDEF:
@@ -251,6 +237,41 @@ def _parse_binary(path: Path, data: bytes, expect: str | None) -> ParsedFile:
     if sniff.is_binary_of_other_message(data):
         raise LoadError(UnreadableModel, sniff.describe_binary(data), not_a_model=True)
     raise LoadError(UnreadableModel, UnreadableModel.unparsable(first_error))
+
+
+_PARSE_ERRORS = (pb_message.DecodeError, pb_message.Error, RecursionError, ValueError)
+
+
+def _parse_kind(kind: str, data: bytes, expect: str | None, lite: bool):
+    """``data`` parsed as a ``kind`` message (``lite``: with ``proto_lite``'s classes): (the
+    message, the functions read apart or None, the MetaGraphs' GraphDefs read in chunks or
+    None, what makes it implausible as that kind or None)."""
+    msg = (_LITE if lite else _CLASSES)[kind]()
+    libraries = graphs = None
+    large = len(data) >= CHUNKED_MIN_BYTES
+    # a SavedModel named as such: its functions are read apart (a TF2 model's library is
+    # most of it, and many functions are never called)
+    split = _split(data) if kind == expect == SAVEDMODEL else None
+    # a large GraphDef, alone or a MetaGraph's: its nodes parsed a chunk at a time (see
+    # ``chunked``)
+    if large and kind == GRAPHDEF and (graph := chunked_graph_def(data, lite)) is not None:
+        msg = graph
+    elif (large and kind == METAGRAPH == expect                     # (a .meta file)
+          and (apart := chunked_meta_graph(data, lite)) is not None):
+        graph, msg = apart
+        graphs = [graph]
+    elif split is not None:
+        stripped, libraries = split
+        if len(stripped) >= CHUNKED_MIN_BYTES:      # (nodes, once functions are out)
+            stripped, graphs = chunked_saved_model(stripped, lite) or (stripped, None)
+        msg.ParseFromString(stripped)
+        del stripped
+    else:
+        msg.ParseFromString(data)
+    # a MetaGraph/SavedModel file named as such may hold an empty graph; anything tried as
+    # a guess must look like a real model (garbage often parses)
+    return (msg, libraries, graphs,
+            _implausible(kind, msg, kind != expect or kind == GRAPHDEF, graphs))
 
 
 def _split(data: bytes):

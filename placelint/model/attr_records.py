@@ -14,6 +14,7 @@ from typing import Mapping
 
 from ..opdb import OpInfo
 from ..proto import AttrValue, GraphDef, NodeDef
+from ..proto_lite import parse_real
 from .attr_wire import attrs_key, split_class
 from .graph import Node
 from .shapes import SHAPE_ATTR_OPS, static_output_shapes
@@ -28,8 +29,11 @@ class AttrRecords:
     dtypes, stated output shapes)``), kept per op in a dict the builder holds (``records``
     below: the attrs' wire bytes -> the record)."""
 
-    def __init__(self, opdb):
+    def __init__(self, opdb, lite_depth: int = 0):
         self.opdb = opdb
+        #: how deep the nodes of a ``proto_lite`` GraphDef sit in their file, else 0: the
+        #: keys of its nodes are the file's bytes, which protobuf has not checked yet
+        self.lite_depth = lite_depth
         self._infos: dict[str, OpInfo | None] = {}     # op -> opdb.op(op)
         # The attrs of a node are a dict of shared AttrValues: those but ``_class`` (the
         # colocation lists, which make most nodes of a training graph differ, and which
@@ -64,6 +68,8 @@ class AttrRecords:
         if known is None:
             base = self._bases.get(base_key) if kept else None
             if base is None:
+                if self.lite_depth:     # (``LiteRefused`` when the file's parse refuses it)
+                    parse_real(key, self.lite_depth)
                 copy = self._store.add()
                 copy.MergeFromString(base_key)
                 base = dict(copy.attr)
@@ -78,6 +84,8 @@ class AttrRecords:
         else:
             value = self._classes.get(class_value)
             if value is None:
+                if self.lite_depth:     # (``LiteRefused`` when the file's parse refuses it)
+                    parse_real(key, self.lite_depth)
                 value = self._classes[class_value] = AttrValue.FromString(class_value)
             record = ({**base, "_class": value}, typed)
         if len(key) <= MAX_KEY:

@@ -21,6 +21,7 @@ from ..dtypes import DT_RESOURCE, REF_OFFSET
 from ..loaders.library import FunctionLibrary
 from ..opdb import get_opdb
 from ..proto import AttrValue, GraphDef, NodeDef
+from ..proto_lite import node_depth, real_node
 from .attr_records import AttrRecords
 from .attr_wire import attrs_key
 from .input_diagnostics import input_diagnostics
@@ -58,6 +59,8 @@ class _Builder(FunctionExpansion):
         #: the usual nodes are added by the loops of ``add_top_level`` and ``add_body``
         #: (else each through ``add``: tests compare the two)
         self.fast = fast
+        #: how deep the nodes of a ``proto_lite`` GraphDef sit in their file; 0: real
+        self.lite_depth = node_depth(graph_def)
         #: an input read through the aliases of the calls expanded so far becomes an edge at
         #: once (see ``_add_inputs``); off for a graph that expands two calls of one name,
         #: whose second expansion redirects what the first one's aliases said
@@ -109,7 +112,7 @@ class _Builder(FunctionExpansion):
         # that call no function and are not functional control flow
         self._plain: dict[str, tuple[str, dict[bytes, tuple]]] = {}
         # each node's attrs and typing, one per distinct set of attrs
-        self.attr_records = AttrRecords(self.opdb)
+        self.attr_records = AttrRecords(self.opdb, self.lite_depth)
         #: function -> its body nodes' attrs as wire bytes where the check of the called
         #: bodies read them (``check_function``'s ``keys``), taken by ``_function_parts``
         self.body_keys: dict[str, list] = {}
@@ -205,12 +208,15 @@ class _Builder(FunctionExpansion):
         waiting_src = self.waiting_src
         add, add_inputs, record_of = self.add, self._add_inputs, self.attr_records.miss
         check, passes = validator.check, validator.passes
+        depth = self.lite_depth
         for nd in nds:
             name, op, inputs = nd.name, nd.op, nd.input[:]
             device = nd.device
             facts = plain.get(op)
             if (facts is None or alias or control_alias or name in nodes
                     or len(nodes) >= budget):
+                if depth and (facts is None or name in nodes or len(nodes) >= budget):
+                    nd = real_node(nd, depth)   # (its attrs are read: see ``proto_lite``)
                 if add(nd, name, op, device, inputs, "", "", "", _top_resolve, ()) is None:
                     check(nd, name, op, inputs, None)
                 else:

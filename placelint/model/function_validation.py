@@ -22,6 +22,7 @@ from __future__ import annotations
 from ..dtypes import base_type
 from ..loaders.library import FunctionLibrary
 from ..opdb.arg_types import MAX_ARG_COUNT
+from ..proto_lite import real_node
 from .attr_validation import dtype_string, value_case
 from .attr_wire import attrs_key
 from .ops import PARTITIONED_CALL
@@ -61,9 +62,11 @@ def callee(nd, library, op: str | None = None) -> str | None:
         op = nd.op      # (read once: each read of a protobuf field makes a new string)
     if op in library:
         return op
-    if op in PARTITIONED_CALL and "f" in nd.attr:
-        name = nd.attr["f"].func.name
-        return name if name in library else None
+    if op in PARTITIONED_CALL:
+        attrs = real_node(nd).attr     # (a lite node's attrs: see ``proto_lite``)
+        if "f" in attrs:
+            name = attrs["f"].func.name
+            return name if name in library else None
     return None
 
 

@@ -40,6 +40,7 @@ from .. import dtypes as _dt
 from ..checks.pl007_invalid_node_def import InvalidNodeDef
 from ..diagnostics import Diagnostic
 from ..loaders.library import FunctionLibrary
+from ..proto_lite import node_depth, real_node
 from .attr_validation import (attr_value_has_type, dtype_string, missing_order, shape_text,
                               op_summary, shape_error, validate_attr_value, value_case)
 from .function_validation import callee, called_functions, check_function
@@ -191,6 +192,9 @@ class NodeDefValidator:
 
     def __init__(self, graph_def, opdb, nodes=None, library: FunctionLibrary | None = None):
         self.graph_def, self.opdb = graph_def, opdb
+        #: how deep a lite GraphDef's nodes sit in their file (``proto_lite``: a node whose
+        #: attrs are read is converted); 0: a real GraphDef
+        self.depth = node_depth(graph_def)
         self.nodes = {} if nodes is None else nodes
         #: id of a typing -> the number of data inputs with which a node of that typing
         #: passes, when the builder connected each to the top-level node it names with
@@ -246,11 +250,13 @@ class NodeDefValidator:
             out_types[name] = None        # unknown op (PL105) or a function call: unchecked
             return
         if typed is None:
+            nd = real_node(nd, self.depth) if self.depth else nd
             verdict = self._verdict(nd, info, op, nd.attr, info.signature(nd.attr))
         else:
             try:
                 verdict = self.by_typed[id(typed)][1]
             except KeyError:
+                nd = real_node(nd, self.depth) if self.depth else nd
                 verdict = self._verdict(nd, info, op, nd.attr, typed[0])
                 # (the entry keeps ``typed`` alive: its id is not reused)
                 self.by_typed[id(typed)] = (typed, verdict)
