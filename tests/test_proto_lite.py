@@ -296,6 +296,34 @@ def _wrapped(data: bytes, kind: str) -> bytes:
 
 
 @pytest.mark.parametrize("kind", ["g", "m", "s"])
+def test_a_refused_file_that_would_look_implausible_is_refused_as_before(tmp_path, kind):
+    """A lite parse takes attrs the real one refuses, and a node without a name makes the
+    model look implausible: the file is refused with protobuf's words, as the real parse
+    refuses it, not as implausible (found by fuzzing a SavedModel)."""
+    gd = GraphDef()
+    gd.node.add(name="p", op="Placeholder").attr["dtype"].type = FLOAT
+    gd.node.add(op="Identity", input=["p"])         # (no name)
+    bad_key = length_delimited(1, b"\xff\xfe") + length_delimited(2, b"\x30\x01")
+    data = b"".join(length_delimited(1, nd.SerializeToString()) for nd in gd.node[:1])
+    data += length_delimited(1, gd.node[1].SerializeToString() + length_delimited(5, bad_key))
+    data = _wrapped(data, kind)
+    if kind == "s":
+        path = tmp_path / "sm"
+        path.mkdir()
+        (path / "saved_model.pb").write_bytes(data)
+    else:
+        path = tmp_path / ("x.pb" if kind == "g" else "x.meta")
+        path.write_bytes(data)
+    ref = _ref(path)
+    with pytest.raises(LoadError) as real:
+        load_raw(ref, lite=False)
+    assert "bad UTF-8" in real.value.message
+    model, diags = load_model(ref, Settings())
+    assert model is None and [(d.code, d.message) for d in diags] == [
+        (real.value.code, real.value.message)]
+
+
+@pytest.mark.parametrize("kind", ["g", "m", "s"])
 def test_attrs_protobuf_refuses_refuse_the_model_in_chunks_too(tmp_path, kind, monkeypatch):
     """The nodes of a large GraphDef, parsed a chunk at a time (``loaders.chunked``, here
     chunks of two nodes), are lite too: the model is refused as when it is parsed whole."""

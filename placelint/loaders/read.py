@@ -212,11 +212,15 @@ def _parse_binary(path: Path, data: bytes, expect: str | None, lite: bool = True
     for kind in order:
         try:
             msg, libraries, graphs, problem = _parse_kind(kind, data, expect, lite)
-        except _PARSE_ERRORS as exc:
+            if problem is not None and lite:
+                raise _Implausible
+        except (*_PARSE_ERRORS, _Implausible) as exc:
             if not lite:
                 first_error = first_error or exc        # (a CorruptChunk too: a ValueError)
                 continue
-            try:    # (what the real parse says: a lite one refuses less, and names its class)
+            # (what the real parse says: a lite one refuses less, names its class, and may
+            # take a file the real one refuses before it could look implausible)
+            try:
                 msg, libraries, graphs, problem = _parse_kind(kind, data, expect, False)
             except _PARSE_ERRORS as real:
                 first_error = first_error or real
@@ -240,6 +244,10 @@ def _parse_binary(path: Path, data: bytes, expect: str | None, lite: bool = True
 
 
 _PARSE_ERRORS = (pb_message.DecodeError, pb_message.Error, RecursionError, ValueError)
+
+
+class _Implausible(Exception):
+    """A lite parse that does not look like a model of its kind (see ``_parse_binary``)."""
 
 
 def _parse_kind(kind: str, data: bytes, expect: str | None, lite: bool):
