@@ -288,6 +288,19 @@ def _bad_attr_graphs():
     return out
 
 
+def _written(tmp_path: Path, stem: str, data: bytes, kind: str) -> Path:
+    """``data`` written as a model of ``kind`` ("g": a GraphDef file, "m": a ``.meta``,
+    "s": a SavedModel directory) named ``stem``."""
+    if kind == "s":
+        path = tmp_path / stem
+        path.mkdir()
+        (path / "saved_model.pb").write_bytes(data)
+    else:
+        path = tmp_path / (stem + (".pb" if kind == "g" else ".meta"))
+        path.write_bytes(data)
+    return path
+
+
 def _wrapped(data: bytes, kind: str) -> bytes:
     if kind == "g":
         return data
@@ -307,13 +320,7 @@ def test_a_refused_file_that_would_look_implausible_is_refused_as_before(tmp_pat
     data = b"".join(length_delimited(1, nd.SerializeToString()) for nd in gd.node[:1])
     data += length_delimited(1, gd.node[1].SerializeToString() + length_delimited(5, bad_key))
     data = _wrapped(data, kind)
-    if kind == "s":
-        path = tmp_path / "sm"
-        path.mkdir()
-        (path / "saved_model.pb").write_bytes(data)
-    else:
-        path = tmp_path / ("x.pb" if kind == "g" else "x.meta")
-        path.write_bytes(data)
+    path = _written(tmp_path, "x", data, kind)
     ref = _ref(path)
     with pytest.raises(LoadError) as real:
         load_raw(ref, lite=False)
@@ -329,13 +336,7 @@ def test_attrs_protobuf_refuses_refuse_the_model_in_chunks_too(tmp_path, kind, m
     chunks of two nodes), are lite too: the model is refused as when it is parsed whole."""
     for i, data in enumerate(_bad_attr_graphs()):
         data = _wrapped(data, kind)
-        if kind == "s":
-            path = tmp_path / f"sm{i}"
-            path.mkdir()
-            (path / "saved_model.pb").write_bytes(data)
-        else:
-            path = tmp_path / (f"x{i}.pb" if kind == "g" else f"x{i}.meta")
-            path.write_bytes(data)
+        path = _written(tmp_path, f"x{i}", data, kind)
         ref = _ref(path)
         whole = load_model(ref, Settings())
         with monkeypatch.context() as mp:
@@ -362,13 +363,7 @@ def test_attrs_protobuf_refuses_refuse_the_model_as_before(tmp_path, kind):
         data = _wrapped(data, kind)
         with pytest.raises(Exception):
             {"g": GraphDef, "m": MetaGraphDef, "s": SavedModel}[kind].FromString(data)
-        if kind == "s":
-            path = tmp_path / f"sm{i}"
-            path.mkdir()
-            (path / "saved_model.pb").write_bytes(data)
-        else:
-            path = tmp_path / (f"x{i}.pb" if kind == "g" else f"x{i}.meta")
-            path.write_bytes(data)
+        path = _written(tmp_path, f"x{i}", data, kind)
         ref = _ref(path)
         try:
             load_raw(ref, lite=False)
@@ -396,14 +391,7 @@ def test_nesting_at_the_depth_limit_is_judged_as_deep_as_the_file_nests_it(tmp_p
         p.attr["dtype"].type = FLOAT
         p.attr["deep"].CopyFrom(v)
         data = _wrapped(gd.SerializeToString(), kind)
-        path = tmp_path / f"{kind}{depth}"
-        if kind == "s":
-            path.mkdir()
-            (path / "saved_model.pb").write_bytes(data)
-        else:
-            path = path.with_suffix(".pb" if kind == "g" else ".meta")
-            path.write_bytes(data)
-        ref = _ref(path)
+        ref = _ref(_written(tmp_path, f"{kind}{depth}", data, kind))
         settings = Settings()
         lite_model, lite_diags = load_model(ref, settings)
         try:
