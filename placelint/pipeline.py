@@ -154,6 +154,7 @@ def load_model(ref: ModelRef, settings: Settings, *,
         except (RecursionError, Exception) as exc:  # noqa: BLE001
             return None, [internal_error("building the graph", exc)]
         return model, list(model.diagnostics)
+    # (not reached: the second reading, with the real classes, returns)
     return None, [internal_error("building the graph", LiteRefused("read without wire attrs"))]
 
 

@@ -1,9 +1,10 @@
 """Binary models parsed with their top-level nodes' attrs left as wire bytes.
 
 A GraphDef's attr maps are most of what parsing it costs (each NodeDef's map of
-``AttrValue`` messages: ~160 MB of the peak of a 10^5-node training graph, hundreds of MB
-at 10^6), yet the graph builder keys each node's attrs by their wire bytes and parses the
-``AttrValue``s once per distinct set (``model.attr_records``). The classes here are
+``AttrValue`` messages: a 10^5-node training graph parses in 0.094 s with them, 0.051 s
+without), yet the graph builder keys each node's attrs by their wire bytes and parses the
+``AttrValue``s once per distinct set (``model.attr_records``); a lite node's key is its
+attrs' bytes in the file's order. The classes here are
 TensorFlow's GraphDef, MetaGraphDef and SavedModel (``proto.py``) but for one field:
 ``NodeDef.attr`` (field 5) is ``repeated bytes attr_wire``, each map entry's own bytes.
 The wire format is the same (a lite message serializes to the bytes of the real one, with
@@ -14,11 +15,11 @@ such readers (a call, functional control flow, a node the import-time validation
 take ``real_node(nd)``.
 
 A lite parse accepts attrs the real one refuses (a malformed ``AttrValue``, a map key
-that is not UTF-8, nesting past protobuf's depth limit): each node's attrs are parsed
-for real once their key is made (``canonical_key``) or the node is converted
-(``real_node``), at the depth the file nests them; a refusal raises ``LiteRefused``, and
-the caller reads the file again with the real classes (``pipeline.load_model``), which
-then refuse it with protobuf's own message.
+that is not UTF-8, nesting past protobuf's depth limit): the attrs are parsed for real
+where the builder first meets their bytes (``AttrRecords.miss``: ``parse_real``) or the
+node is converted (``real_node``), at the depth the file nests them; a refusal raises
+``LiteRefused``, and the caller reads the file again with the real classes
+(``pipeline.load_model``), which then refuse it with protobuf's own message.
 
 Of a GraphDef inside a MetaGraphDef (inside a SavedModel) the classes are copies of their
 own (``GraphDef2``/``GraphDef3``, ``MetaGraphDef3``): the class of a lite graph tells how
