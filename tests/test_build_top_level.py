@@ -23,10 +23,10 @@ from placelint.proto import GraphDef
 FLOAT, INT32 = 1, 3
 
 
-def _library(gd: GraphDef) -> None:
-    """``f(x) -> y``: an Identity."""
+def _library(gd: GraphDef, name: str = "f") -> None:
+    """``name(x) -> y`` (``f`` unless named): an Identity."""
     f = gd.library.function.add()
-    f.signature.name = "f"
+    f.signature.name = name
     f.signature.input_arg.add(name="x", type=FLOAT)
     f.signature.output_arg.add(name="y", type=FLOAT)
     f.node_def.add(name="id", op="Identity", input=["x"]).attr["T"].type = FLOAT

@@ -29,7 +29,7 @@ from placelint.proto_lite import (GraphDefLite, LiteRefused, MetaGraphDefLite, N
 from placelint.settings import Settings
 from placelint.wire import fields, length_delimited
 
-from tests.test_build_top_level import _random_graph
+from tests.test_build_top_level import _library, _random_graph
 
 ROOT = Path(__file__).resolve().parent.parent
 FLOAT = 1
@@ -92,12 +92,7 @@ def _graphs(rng: random.Random, n: int):
                 nd.attr["_output_shapes"].list.shape.add().dim.add(size=3)
                 nd.attr["zz"].s = b"z" * rng.choice((1, 200, 5000))
         if i % 3 == 2:
-            f = gd.library.function.add()
-            f.signature.name = "g"
-            f.signature.input_arg.add(name="x", type=FLOAT)
-            f.signature.output_arg.add(name="y", type=FLOAT)
-            f.node_def.add(name="id", op="Identity", input=["x"]).attr["T"].type = FLOAT
-            f.ret["y"] = "id:output:0"
+            _library(gd, "g")       # (``f`` may be the random graph's own)
             call = gd.node.add(name=f"pc{i}", op="StatefulPartitionedCall", input=[gd.node[0].name])
             call.attr["f"].func.name = "g"
             call.attr["Tin"].list.type.append(FLOAT)
