@@ -128,3 +128,62 @@ def test_ref_and_class_unions_give_the_same_groups_whatever_the_order_of_finds()
     assert dict(result.group_of) == {
         "v": "v", "set_v": "v", "set_v2": "v", "a1": "v", "a2": "v", "a3": "v", "a4": "v",
         "w": "w", "set_w": "w", "b1": "w", "b2": "v", "b3": "w"}
+
+
+def test_a_build_without_class_attrs_notes_it_and_the_class_pass_finds_none() -> None:
+    """The builder notes a graph none of whose nodes has a ``_class`` (the placer's
+    ``_class`` pass then reads no node's attrs); a graph with one is not noted, nor a
+    graph a node was added to since, and the step's graph of a noted graph is noted."""
+    import numpy as np
+
+    from placelint.analyses.colocation_joins import class_joins
+    from placelint.model.graph import Node
+    from placelint.model.step import subgraph
+
+    init = op("init", "Const", dtype=Type(FLOAT), value=AttrValue(tensor={"dtype": FLOAT}))
+    plain = graph(init, _variable("v", ""), op("set_v", "Assign", ["v", "init"]))
+    assert not plain.may_have_class_attrs()
+    assert [a.size for a in class_joins(plain)[:3]] == [0, 0, 0]
+    assert not subgraph(plain, np.ones(len(plain), dtype=bool), []).may_have_class_attrs()
+    classed = graph(init, _variable("v", ""), op("set_v", "Assign", ["v", "init"]),
+                    _with("v", "a1"))
+    assert classed.may_have_class_attrs()
+    at, root, group, names = class_joins(classed)
+    assert names == ["v"] and list(at) == [3] and list(root) == [1]
+    plain.add_node(Node("late", "NoOp"))
+    assert plain.may_have_class_attrs()
+
+
+def test_a_class_attr_the_key_split_cannot_cut_still_counts() -> None:
+    """A ``_class`` entry laid out otherwise than protobuf writes it (here its value field
+    before its key field, which protobuf reads all the same) stays in the attrs' base,
+    which is parsed whole: the records still say a ``_class`` was seen, so the build does
+    not note the graph as without one."""
+    from placelint.model.attr_records import AttrRecords
+    from placelint.opdb import get_opdb
+
+    value = AttrValue(list=AttrValue.ListValue(s=[b"loc:@v"])).SerializeToString()
+    entry = b"\x12" + bytes([len(value)]) + value + b"\n\x06_class"
+    key = b"\x2a" + bytes([len(entry)]) + entry
+    records = AttrRecords(get_opdb())
+    attrs, _ = records.miss("NoOp", key, {})
+    assert "_class" in attrs and records.class_seen
+    plain = AttrRecords(get_opdb())
+    plain.miss("NoOp", b"", {})
+    assert not plain.class_seen
+
+
+def test_group_leaders_are_the_first_of_each_group_in_the_sequence() -> None:
+    """``_firsts`` (the assignment's leaders) gives what ``np.unique``'s first indices,
+    sorted, give: each group's first node in the sequence, in the sequence's order."""
+    import numpy as np
+
+    from placelint.analyses.placer import _firsts
+
+    rng = np.random.default_rng(7)
+    for n in (1, 2, 5, 50, 1000):
+        for _ in range(20):
+            roots = rng.integers(0, max(1, n // rng.integers(1, 5)), size=n)
+            seq = rng.permutation(n)
+            _, first = np.unique(roots[seq], return_index=True)
+            assert _firsts(seq, roots, n).tolist() == seq[np.sort(first)].tolist()

@@ -13,8 +13,8 @@ The candidate devices of a group are ``device_candidates.py``; the assignment ``
 
 from __future__ import annotations
 
-from itertools import count
-from operator import attrgetter
+from itertools import compress, count, repeat
+from operator import attrgetter, is_
 
 from ..dtypes import DT_RESOURCE, is_ref
 from ..model.devices import Device, DeviceSet, DeviceSpec, MergeError
@@ -151,7 +151,7 @@ class ColocationGraph(DeviceCandidates):
                         found = resource_states[st.id] = self.intern(
                             EMPTY, st.requested, st.requested, st.supported, st.soft)
                     state[i] = found
-        looked_at = [i for i, st in enumerate(state) if st is None]
+        looked_at = list(compress(count(), map(is_, state, repeat(None))))
         for i in looked_at:
             if self._member(order[i], i, kernels):
                 generators.append(i)

@@ -80,7 +80,9 @@ def class_joins(graph: Graph) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[
     ``_class`` and the nodes a ``_class`` names take part: any other node is alone in the
     group of its own name, which no node asks for. Worked out on arrays of (node, group)
     visits: a group's first visitor is its smallest position."""
-    at, value_of, by_value = _class_groups(graph)
+    # (no pass over every node's attrs when the builder saw no ``_class``)
+    at, value_of, by_value = (_class_groups(graph) if graph.may_have_class_attrs()
+                              else (np.empty(0, dtype=np.int64), None, []))
     if not at.size:
         none = np.empty(0, dtype=np.int64)
         return none, none, none, []

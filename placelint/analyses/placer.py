@@ -30,6 +30,7 @@ IsIdentity, IsMerge) are ``model/ops.py``.
 from __future__ import annotations
 
 from itertools import chain
+from operator import attrgetter
 from typing import NamedTuple
 
 import numpy as np
@@ -85,14 +86,14 @@ class _Placer(ColocationGraph):
                                   np.flatnonzero(is_gen & ~in_body), body])
         else:
             seq = np.concatenate([np.flatnonzero(~is_gen), np.flatnonzero(is_gen)])
-        _, first = np.unique(roots[seq], return_index=True)
-        leaders = seq[np.sort(first)]
+        leaders = _firsts(seq, roots, n)
         leader_roots = roots[leaders]
         # the devices: their names, then None (a group TF cannot place)
         devices = self.devices.devices
         self._table = [d.name for d in devices] + [None]
         slot = {d.name: k for k, d in enumerate(devices)}
-        state_ids = np.array([state[r].id for r in leader_roots.tolist()], dtype=np.int64)
+        state_ids = np.fromiter(map(_ID, map(state.__getitem__, leader_roots.tolist())),
+                                dtype=np.int64, count=leader_roots.size)
         first_device, single = self._first_devices(slot, state_ids)
         device = first_device[state_ids]
         # A leader's group with one candidate device gets it whatever the leader is: TF
@@ -114,14 +115,16 @@ class _Placer(ColocationGraph):
         by_root[leader_roots] = np.where(visit, -1, device)
         at = np.empty(n, dtype=np.int64)
         at[seq] = np.arange(n)
-        self._at, self._roots, self._by_root = at.tolist(), roots.tolist(), by_root.tolist()
+        # (arrays, read an item at a time by the few visits: a graph of 10^5 nodes has a
+        # handful, and three lists of every node cost 0.1 s at 10^6)
+        self._at, self._roots, self._by_root = at, roots, by_root
         self._pinned: dict[tuple[int, str], State] = {}
         for i in leaders[visit & ~body if deferred else visit].tolist():
-            self.place_group(order[i], i, self._roots[i], bool(is_gen[i]))
+            self.place_group(order[i], i, int(roots[i]), bool(is_gen[i]))
         if deferred:        # (the function bodies come last in the sequence)
             self._place_bodies(leaders[visit & body], roots, at, pinned, is_gen, slot)
         # every node: its group's device, as a code (a view: no dict of every node)
-        codes = np.array(self._by_root, dtype=np.int64)[roots]
+        codes = by_root[roots]
         codes[codes < 0] = len(self._table) - 1         # (a failed group: None, the last)
         at = processing_positions(self.graph)
         self.result.device = DeviceOf(self.graph, order, codes if at is None else codes[at],
@@ -175,7 +178,7 @@ class _Placer(ColocationGraph):
         by_root, state, order, failed = self._by_root, self.state, self.order, self.failed_roots
         known: dict[tuple[int, int], tuple[State, int]] = {}
         for i, root, sr in zip(leaders.tolist(), leader_roots.tolist(), src_root.tolist()):
-            code = by_root[sr] if sr >= 0 else -1
+            code = int(by_root[sr]) if sr >= 0 else -1
             st = state[root]
             hit = known.get((st.id, code))
             if hit is None:
@@ -309,8 +312,19 @@ class _Colocation(NamedTuple):
     unknown_ops: dict[str, list[str]]
 
 
+_ID = attrgetter("id")
+
 #: ops whose device may follow their input's (placer.cc ``IsMetadata``, ``IsIdentity``)
 _FOLLOWING = METADATA | IDENTITY
+
+
+def _firsts(seq: np.ndarray, roots: np.ndarray, n: int) -> np.ndarray:
+    """The items of ``seq`` (positions) that are the first of their group (``roots``: each
+    position's group root, below ``n``) in it, in ``seq``'s order: a table over the roots
+    rather than ``np.unique``'s sort."""
+    first = np.full(n, seq.size, dtype=np.int64)
+    np.minimum.at(first, roots[seq], np.arange(seq.size, dtype=np.int64))
+    return seq[np.sort(first[first < seq.size])]
 
 
 def _roots(parent: list[int]) -> np.ndarray:

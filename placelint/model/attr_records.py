@@ -46,6 +46,9 @@ class AttrRecords:
         # (op, id of a node's attrs) -> (OpInfo.typing's answer, stated output shapes, attrs),
         # for the nodes made by the builder rather than from a NodeDef (_Arg, _Retval, NoOp)
         self._typings: dict[tuple[str, int], tuple] = {}
+        #: some record's attrs hold a ``_class`` (split off its key, or in a base whose
+        #: bytes ``split_class`` could not cut): False means no node of the build has one
+        self.class_seen = False
 
     def record(self, nd: NodeDef, name: str, op: str, device: str, inputs: list[str],
                records: dict[bytes, tuple]) -> tuple[dict[str, AttrValue], tuple]:
@@ -73,6 +76,8 @@ class AttrRecords:
                 copy = self._store.add()
                 copy.MergeFromString(base_key)
                 base = dict(copy.attr)
+                if "_class" in base:
+                    self.class_seen = True
                 if kept:
                     self._bases[base_key] = base
             known = (base, self._typing(op, base))
@@ -82,6 +87,7 @@ class AttrRecords:
         if class_value is None:
             record = known
         else:
+            self.class_seen = True
             value = self._classes.get(class_value)
             if value is None:
                 if self.lite_depth:     # (``LiteRefused`` when the file's parse refuses it)

@@ -463,11 +463,12 @@ class _Builder(FunctionExpansion):
                 "name contains invalid characters\")", node=""))
         if not backward:
             self.graph.note_edges_point_forward()   # (validation then looks for no cycle)
+        if not self.attr_records.class_seen:        # (every node's attrs are its records')
+            self.graph.note_no_class_attrs()
         # (every op a node was added with went through ``add``, or is _Arg, _Retval, NoOp)
         self.diags.extend(validate(self.graph, self._op_facts.keys() | {"_Arg", "_Retval", "NoOp"},
                                    backward or None))
         return BuildResult(self.graph, self.diags, self.alias, self.control_alias)
-
 
 
 def build_graph(graph_def: GraphDef, *, name: str = "", library=None) -> BuildResult:

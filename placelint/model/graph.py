@@ -95,6 +95,7 @@ class Graph:
         self._nx: nx.DiGraph | None = None
         self._positions: dict[str, int] | None = None
         self._forward: bool | None = None
+        self._no_class = False      # (see ``note_no_class_attrs``)
         #: nodes TensorFlow's importer refuses (PL007), node -> cause: placement rules do
         #: not report them again for the same cause
         self.invalid_nodes: dict[str, str] = {}
@@ -105,6 +106,7 @@ class Graph:
     def add_node(self, node: Node) -> Node:
         self.nodes[node.name] = node
         self._nx = self._positions = self._forward = self._derived = None
+        self._no_class = False
         return node
 
     def add_edge(self, edge: Edge, src: Node | None = None, dst: Node | None = None) -> Edge:
@@ -125,6 +127,7 @@ class Graph:
         """Drop everything derived from the graph: for a builder that filled ``nodes`` and
         the nodes' edge lists directly (one call at the end rather than one per change)."""
         self._nx = self._positions = self._forward = self._derived = None
+        self._no_class = False
 
     def derived(self, key: str, build: Callable[[], Any]) -> Any:
         """An index derived from the graph (e.g. the analyses' ``IndexedDag``): built by
@@ -175,6 +178,17 @@ class Graph:
         which spares ``edges_point_forward`` its pass over the edges. Adding a node or an
         edge afterwards clears it, as it clears the computed answer."""
         self._forward = True
+
+    def may_have_class_attrs(self) -> bool:
+        """Some node may have a ``_class`` attr (colocation groups): True unless a builder
+        noted that none has (``note_no_class_attrs``) and no node was added since."""
+        return not self._no_class
+
+    def note_no_class_attrs(self) -> None:
+        """Record that no node has a ``_class`` attr, for a builder that saw every node's
+        attrs (``model.attr_records``): the placer's ``_class`` pass then need not read
+        every node's attrs to find none. Adding a node clears it."""
+        self._no_class = True
 
     def edges(self) -> Iterator[Edge]:
         for node in self.nodes.values():

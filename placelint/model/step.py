@@ -244,6 +244,8 @@ def subgraph(graph: Graph, keep: np.ndarray, feeds: list[tuple[str, int]]) -> Gr
         gnodes[node.name] = c
     if len(gnodes) == len(at) + len(kept):   # (else a kept node took an _Arg's name and place)
         keep_graph_edges(g, GraphEdges(in_list, step_src, moved[dst[chosen]], step_slot))
+    if not graph.may_have_class_attrs():    # (its nodes and attr-less _Args)
+        g.note_no_class_attrs()
     return g
 
 
