@@ -154,7 +154,8 @@ def test_a_node_protobuf_refuses_is_pl001(tmp_path, small_chunks):
 
 
 def test_large_files_only():
-    assert read.CHUNKED_MIN_BYTES >= 2**24
+    """Files from 1 MiB on (a few thousand nodes): the samples are parsed whole."""
+    assert read.CHUNKED_MIN_BYTES >= 2**20
     data = _towers().SerializeToString()
     assert len(data) < read.CHUNKED_MIN_BYTES
     parsed = read._parse_binary(Path("x.pb"), data, read.GRAPHDEF)
@@ -252,3 +253,86 @@ def test_a_saved_model_reads_a_large_graph_in_chunks(tmp_path, monkeypatch):
                                  expect=read.SAVEDMODEL)
     assert keras.libraries and keras.libraries[0].lazy      # (functions still apart)
 
+
+
+@pytest.mark.parametrize("source", SOURCES)
+def test_attr_keys_cut_from_the_file_are_the_keys_the_builder_cuts(source):
+    """A node's attrs key, cut from the file's bytes, is what ``attrs_key`` cuts from the
+    node serialized again: the builder makes the same records either way."""
+    from placelint.model.attr_wire import attrs_key
+
+    data = _graph_def(source).SerializeToString()
+    got = chunked_graph_def(data, lite=True)
+    keys = list(got.node.attr_keys())
+    nodes = list(got.node)
+    assert len(keys) == len(nodes)
+    assert keys == [attrs_key(nd, nd.name, nd.op, nd.device, nd.input[:]) for nd in nodes]
+
+
+def _node_bytes(*fields: tuple[int, bytes]) -> bytes:
+    """A NodeDef's bytes with its length-delimited fields in the order given."""
+    from placelint.wire import length_delimited
+
+    return b"".join(length_delimited(number, value) for number, value in fields)
+
+
+def test_attr_offsets_read_every_node_as_its_fields_lay_it_out():
+    """Where each node's fields after ``device`` start: at its end when it has none, past
+    fields of 128 bytes and more (two-byte lengths), -1 for a node with more fields 1-4 than
+    the walk reads; a node laid out out of field order keeps its late fields 1-4 in its key
+    (its attrs are still read from it: the same attrs)."""
+    import numpy as np
+
+    from placelint.loaders.chunked import attr_offsets
+    from placelint.proto import AttrValue, NodeDef
+    from placelint.wire import length_delimited
+
+    entry = NodeDef(attr={"T": AttrValue(type=1)}).SerializeToString()    # (field 5)
+    long_name = b"n" * 256          # (its length written 0x80 0x02)
+    nodes = [
+        _node_bytes((1, b"a"), (2, b"NoOp")),                               # no attrs
+        entry,                                                              # attrs only
+        _node_bytes((1, long_name), (2, b"Relu"), (3, b"x")) + entry,       # a 2-byte length
+        _node_bytes((1, b"c"), (2, b"AddN"), *[(3, b"i")] * 70) + entry,    # past the walk
+        _node_bytes((1, b"d"), (2, b"Relu")) + entry + _node_bytes((3, b"x")),   # out of order
+        _node_bytes((1, b"e"), (2, b"Relu"), (3, b"x"), (4, b"/cpu:0")) + entry,
+    ]
+    data = b"".join(length_delimited(1, n) for n in nodes)
+    wire = np.frombuffer(data, dtype=np.uint8)
+    ends, starts, at = [], [], 0
+    for n in nodes:
+        whole = length_delimited(1, n)
+        starts.append(at + len(whole) - len(n))
+        at += len(whole)
+        ends.append(at)
+    got = attr_offsets(wire, np.array(starts), np.array(ends)).tolist()
+    assert got[0] == ends[0] and got[1] == starts[1] and got[3] == -1
+    for k in (2, 4, 5):
+        assert data[got[k]:ends[k]].startswith(entry), k
+    assert data[got[4]:ends[4]] == entry + _node_bytes((3, b"x"))
+    assert attr_offsets(wire, np.array(starts), np.array(ends), max_fields=80)[3] \
+        == ends[3] - len(entry)
+    # the attrs parsed from each key are the node's attrs
+    for k in (1, 2, 4, 5):
+        node = NodeDef.FromString(nodes[k])
+        assert dict(NodeDef.FromString(data[got[k]:ends[k]]).attr) == dict(node.attr)
+
+
+def test_a_node_read_in_chunks_past_the_walk_is_keyed_as_before(tmp_path, monkeypatch):
+    """A node with more inputs than ``attr_offsets`` reads, in a model read in chunks: its
+    key is cut by the builder, and the model is the one the whole parse gives."""
+    from graphdefs import graph_def, op, placeholder
+
+    nodes = [placeholder(f"x{i}", (2,)) for i in range(70)]
+    nodes.append(op("sum", "AddN", [f"x{i}" for i in range(70)], N=70))
+    path = tmp_path / "addn.pb"
+    path.write_bytes(graph_def(*nodes).SerializeToString())
+    whole = api.analyze(path, "CPU=1")
+    monkeypatch.setattr(read, "CHUNKED_MIN_BYTES", 0)
+    monkeypatch.setattr(chunked, "CHUNK_NODES", 5)
+    monkeypatch.setattr(chunked, "FIRST_CHUNK", 2)
+    parts = api.analyze(path, "CPU=1")
+    assert chunked_graph_def(path.read_bytes(), True).node._attrs[0][-1] == -1
+    assert _findings(parts) == _findings(whole)
+    assert parts.graph.nodes["sum"].attrs == whole.graph.nodes["sum"].attrs
+    assert parts.shapes.shape("sum") == whole.shapes.shape("sum") == (2,)

@@ -3,12 +3,14 @@
 Most nodes of a model are top-level NodeDefs: the loop here does for the usual one what
 ``_Builder.add`` and ``_add_inputs`` do, without their calls and tests per node (see
 ``add_top_level``), as ``body_nodes.py`` does for the nodes of a called function's body.
-Each node's attrs key is the wire bytes of its attrs, cut from the node serialized again
-(``attr_wire.attrs_key``).
+Each node's attrs key is the wire bytes of its attrs: cut by the loader from the file's
+bytes when it read the GraphDef in chunks (``loaders.chunked``), else from the node
+serialized again (``attr_wire.attrs_key``).
 """
 
 from __future__ import annotations
 
+from itertools import repeat
 from typing import TYPE_CHECKING
 
 from ..dtypes import DT_RESOURCE, REF_OFFSET
@@ -28,7 +30,8 @@ class TopNodes:
     def add_top_level(self, nds, validator: NodeDefValidator) -> None:
         """Add the GraphDef's own NodeDefs ``nds`` in order and hand each to the import-time
         ``validator`` unless it passes (see ``NodeDefValidator.passes``): the fields of each
-        are read once, for both.
+        are read once, for both. Nodes read in chunks give each one's attrs key from the
+        file's bytes (``ChunkedNodes.attr_keys``: None for a node they do not).
 
         Most nodes of a model are added by the loop here, which does for them what ``add``
         and ``_add_inputs`` do, without their calls and tests per node: a node whose op
@@ -49,7 +52,8 @@ class TopNodes:
         add, add_inputs, record_of = self.add, self._add_inputs, self.attr_records.miss
         check, passes = validator.check, validator.passes
         depth = self.lite_depth
-        for nd in nds:
+        keys = nds.attr_keys() if hasattr(nds, "attr_keys") else repeat(None)
+        for nd, key in zip(nds, keys):
             name, op, inputs = nd.name, nd.op, nd.input[:]
             device = nd.device
             facts = plain.get(op)
@@ -70,7 +74,8 @@ class TopNodes:
             except KeyError:
                 spec = parse_device(device)
                 devices[device] = (device, spec)
-            key = attrs_key(nd, name, op, device, inputs)
+            if key is None:
+                key = attrs_key(nd, name, op, device, inputs)
             record = records.get(key)
             if record is None:
                 record = record_of(op, key, records)
