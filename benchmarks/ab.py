@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Two checkouts of placelint, the whole ``placelint check`` command alternated (not CI).
 
-    git worktree add /tmp/base <commit>
-    .venv/bin/python benchmarks/ab.py /tmp/base . benchmarks/out/tf1_train_100000.pb \\
+    git worktree add ../base <commit>
+    .venv/bin/python benchmarks/ab.py ../base . benchmarks/out/tf1_train_100000.pb \\
         benchmarks/out/towers_100000.pb --rounds 5
 
 The host's speed drifts by ~10% between sittings, so a change is measured against the code
