@@ -71,7 +71,7 @@ class ChunkedNodes:
     __slots__ = ("_data", "_chunks", "_count", "_class", "_attrs")
 
     def __init__(self, data: bytes, chunks: list[tuple[int, int, int]], count: int,
-                 graph_class=GraphDef, attrs=None):
+                 graph_class, attrs):
         self._data = data
         self._chunks = chunks       # (start, end, number of nodes) per chunk, in order
         self._count = count
@@ -170,9 +170,8 @@ def chunked_graph_def(data, lite: bool = False, depth: int = 1) -> ChunkedGraphD
     cuts = [0, *range(min(FIRST_CHUNK, count), count, CHUNK_NODES), count] if count else [0]
     chunks = [(int(starts[a]), int(ends[b - 1]), b - a) for a, b in zip(cuts, cuts[1:]) if b > a]
     attrs = (attr_offsets(wire, starts + 1 + n_bytes, ends), ends)
-    if not lite:
-        return ChunkedGraphDef(ChunkedNodes(data, chunks, count, GraphDef, attrs), rest)
-    return ChunkedGraphDef(ChunkedNodes(data, chunks, count, GraphDefLite, attrs), rest, depth)
+    nodes = ChunkedNodes(data, chunks, count, GraphDefLite if lite else GraphDef, attrs)
+    return ChunkedGraphDef(nodes, rest, depth if lite else 0)
 
 
 #: the tags of NodeDef's fields 1-4 (name, op, input, device: length-delimited)
