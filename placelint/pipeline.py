@@ -131,7 +131,7 @@ def load_model(ref: ModelRef, settings: Settings, *,
     (holding its PL001) for a file that is no model at all, rather than return it."""
     for lite in (True, False):
         try:
-            raw = load_raw(ref, settings.load, lite=lite)
+            raw = load_raw(ref, settings.load, lite=lite, chunked=lite)
         except LoadError as exc:
             diag = exc.diagnostic()
             if exc.not_a_model and raise_not_a_model:
@@ -143,14 +143,13 @@ def load_model(ref: ModelRef, settings: Settings, *,
             model = model_from_raw(raw)
         except (LiteRefused, CorruptChunk) as exc:
             # attrs protobuf refuses, in a binary model read with them as wire bytes, or a
-            # large GraphDef's nodes, parsed as the build reads them: read it again as
-            # protobuf reads it, whose refusal PL001 quotes
+            # GraphDef's nodes a chunk's parse refuses as the build reads them: read it
+            # again as protobuf reads it, whole, whose refusal PL001 quotes (the message
+            # type and the error of the whole file's parse, not of a chunk's)
             if lite:
                 del raw
                 continue
-            if isinstance(exc, CorruptChunk):
-                return None, [exc.diagnostic()]
-            return None, [internal_error("building the graph", exc)]
+            return None, [internal_error("building the graph", exc)]   # (not reached)
         except (RecursionError, Exception) as exc:  # noqa: BLE001
             return None, [internal_error("building the graph", exc)]
         return model, list(model.diagnostics)

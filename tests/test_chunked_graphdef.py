@@ -13,7 +13,7 @@ from placelint import api
 from placelint.loaders import chunked, read
 from placelint.loaders.chunked import ChunkedGraphDef, chunked_graph_def
 from placelint.model.edge_index import graph_edges
-from placelint.proto import GraphDef, MetaGraphDef, SavedModel
+from placelint.proto import GraphDef, MetaGraphDef, NodeDef, SavedModel
 from placelint.proto_lite import GraphDefLite
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -151,6 +151,37 @@ def test_a_node_protobuf_refuses_is_pl001(tmp_path, small_chunks):
         assert report.findings[0].message.startswith(
             "not a GraphDef, MetaGraphDef or SavedModel: the file is corrupt, truncated, "
             "or another format (")
+
+
+@pytest.mark.parametrize("suffix", [".pb", ".meta"])
+@pytest.mark.parametrize("where", [0, -1])
+def test_a_chunk_protobuf_refuses_is_worded_as_the_whole_files_parse(tmp_path, small_chunks,
+                                                                     suffix, where):
+    """The PL001 of a model a chunk's parse refuses quotes the whole file's parse, whether
+    the loader meets the chunk (its first nodes: the plausibility test) or the build does
+    (a later one): for a ``.meta`` file protobuf names the MetaGraphDef, not the GraphDef a
+    chunk is parsed as, and the error is the one the whole parse meets first."""
+    from placelint.loaders import LoadError, load_raw
+    from placelint.loaders.discover import discover
+
+    fields = [_node_field(NodeDef(name=f"n{i}", op="NoOp").SerializeToString())
+              for i in range(read.PLAUSIBLE_NODES + 20)]
+    fields[where] = _node_field(b"\x0a\x02\xff\xfe\x12\x04NoOp")  # a name that is not UTF-8
+    data = b"".join(fields)
+    if suffix == ".meta":
+        data = b"\x12" + _varint(len(data)) + data     # MetaGraphDef.graph_def
+    path = tmp_path / f"bad{suffix}"
+    path.write_bytes(data)
+    ref = discover([path])[0]
+    with pytest.raises(LoadError) as whole:
+        load_raw(ref, lite=False, chunked=False)
+    if where == -1:     # (past the plausibility test: the loader reads the file in chunks)
+        assert isinstance(load_raw(ref).graph_def.node, chunked.ChunkedNodes)
+    report = api.analyze(path, "CPU=1")
+    assert report.model is None
+    assert [d.message for d in report.findings] == [whole.value.diagnostic().message]
+    kind = "MetaGraphDef" if suffix == ".meta" else "GraphDef"
+    assert f"'tensorboard.{kind}'" in report.findings[0].message
 
 
 def test_large_files_only():

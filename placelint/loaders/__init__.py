@@ -100,24 +100,27 @@ def format_note(path: Path, text: bool, kind: str) -> Diagnostic | None:
     return None
 
 
-def load_raw(ref: ModelRef, options: LoadOptions | None = None, *, lite: bool = True) -> RawModel:
+def load_raw(ref: ModelRef, options: LoadOptions | None = None, *, lite: bool = True,
+             chunked: bool = True) -> RawModel:
     """Read one model. Raises ``LoadError`` with a rule code and a user-facing message.
     ``lite``: a binary model's top-level nodes keep their attrs as wire bytes (see
-    ``proto_lite``: its reader reads the model again without when ``LiteRefused``)."""
+    ``proto_lite``: its reader reads the model again without when ``LiteRefused``);
+    ``chunked``: a binary GraphDef of some size is read a chunk of nodes at a time (see
+    ``chunked``: its reader reads the model again whole when a chunk is refused)."""
     options = options or LoadOptions()
-    raw = _load_raw(ref, options, lite)
+    raw = _load_raw(ref, options, lite, chunked)
     raw.options = options
     return raw
 
 
-def _load_raw(ref: ModelRef, options: LoadOptions, lite: bool) -> RawModel:
+def _load_raw(ref: ModelRef, options: LoadOptions, lite: bool, chunked: bool) -> RawModel:
     if ref.kind == SPECIAL:
         # it exists (discover refuses missing paths): a FIFO, socket or device
         raise LoadError(UnreadableModel, "not a regular file (a FIFO, socket or device)")
     if ref.kind == SAVEDMODEL:
-        return _load_saved_model(ref, options, lite)
+        return _load_saved_model(ref, options, lite, chunked)
     parsed = read_model_file(ref.path, expect=ref.kind, max_text_bytes=options.max_text_bytes,
-                             lite=lite)
+                             lite=lite, chunked=chunked)
     text = parsed.text is not None
     if parsed.kind == GRAPHDEF:
         raw = RawModel(ref, ref.path, f"GraphDef ({'text' if text else 'binary'})", parsed.message)
@@ -140,7 +143,8 @@ def _load_raw(ref: ModelRef, options: LoadOptions, lite: bool) -> RawModel:
     return raw
 
 
-def _load_saved_model(ref: ModelRef, options: LoadOptions, lite: bool) -> RawModel:
+def _load_saved_model(ref: ModelRef, options: LoadOptions, lite: bool, chunked: bool
+                      ) -> RawModel:
     root = ref.path
     for fname in SAVED_MODEL_FILES:
         if (root / fname).is_file():
@@ -152,7 +156,7 @@ def _load_saved_model(ref: ModelRef, options: LoadOptions, lite: bool) -> RawMod
                                  "saved_model.pbtxt (only variables or assets?)")
     path = root / fname
     parsed = read_model_file(path, expect=SAVEDMODEL, max_text_bytes=options.max_text_bytes,
-                             lite=lite)
+                             lite=lite, chunked=chunked)
     if parsed.kind != SAVEDMODEL:
         raise LoadError(UnreadableModel, f"{fname} does not hold a SavedModel (it parses as a {parsed.kind})")
     raw = _from_saved_model_message(ref, path, parsed.message, options, "SavedModel",

@@ -21,7 +21,8 @@ nodes) and the layout every writer of GraphDefs uses: the node fields first, eac
 its length as a shortest varint and its bytes. A file laid out otherwise (a node field
 after another field, a padded varint) is parsed whole, as before. A chunk that protobuf
 refuses, which the whole file's parse would have refused, is a ``CorruptChunk`` when the
-chunk is read (during the build: its PL001 is worded as the whole parse's).
+chunk is read (during the build: the model is then read again whole, and PL001 quotes
+that parse's refusal: its message type and its error, not the chunk's).
 
 The boundaries also give each node's attrs key (``ChunkedNodes.attr_keys``): the graph
 builder keys the attrs it copies and types by their wire bytes, which it otherwise cuts
@@ -38,8 +39,6 @@ from __future__ import annotations
 
 from google.protobuf import message as pb_message
 
-from ..checks.pl001_unreadable_model import UnreadableModel
-from ..diagnostics import Diagnostic
 from ..proto import GraphDef, MetaGraphDef, node_spans_class
 from ..proto_lite import GraphDefLite
 from ..wire import LENGTH_DELIMITED, fields, read_varint
@@ -109,11 +108,8 @@ class ChunkedNodes:
 
 
 class CorruptChunk(ValueError):
-    """A chunk of nodes protobuf refuses, as it would have refused the whole file."""
-
-    def diagnostic(self) -> Diagnostic:
-        """PL001 as the loader words it for a file no kind parses."""
-        return UnreadableModel.diag(UnreadableModel.unparsable(self))
+    """A chunk of nodes protobuf refuses, as it would have refused the whole file (whose
+    reader then reads it whole: ``pipeline.load_model``)."""
 
 
 class ChunkedGraphDef:

@@ -24,8 +24,8 @@ from ..humanize import format_bytes
 from ..proto import GraphDef, MetaGraphDef, SavedModel
 from ..proto_lite import GraphDefLite, MetaGraphDefLite, SavedModelLite
 from . import fast_text, sniff
-from .chunked import (CHUNKED_MIN_BYTES, ChunkedGraphDef, chunked_graph_def, chunked_meta_graph,
-                      chunked_saved_model)
+from .chunked import (CHUNKED_MIN_BYTES, ChunkedGraphDef, CorruptChunk, chunked_graph_def,
+                      chunked_meta_graph, chunked_saved_model)
 from .library import FunctionLibrary, split_saved_model
 
 #: protobuf refuses messages over 2 GiB; checked by size before reading.
@@ -92,9 +92,11 @@ class ParsedFile:
 
 
 def read_model_file(path: Path, *, expect: str | None = None,
-                    max_text_bytes: int = DEFAULT_MAX_TEXT_BYTES, lite: bool = True) -> ParsedFile:
+                    max_text_bytes: int = DEFAULT_MAX_TEXT_BYTES, lite: bool = True,
+                    chunked: bool = True) -> ParsedFile:
     """Read and parse one model file; ``expect`` is the kind the name suggests; ``lite``: a
-    binary model's top-level nodes keep their attrs as wire bytes (``proto_lite``)."""
+    binary model's top-level nodes keep their attrs as wire bytes (``proto_lite``);
+    ``chunked``: a binary GraphDef from ``CHUNKED_MIN_BYTES`` on is read in chunks."""
     try:
         st = path.stat()
     except OSError as exc:
@@ -128,7 +130,7 @@ def read_model_file(path: Path, *, expect: str | None = None,
             data = fh.read()
     except OSError as exc:
         raise LoadError(UnreadableModel, f"cannot read file: {exc.strerror or exc}") from None
-    return _parse_binary(path, data, expect, lite)
+    return _parse_binary(path, data, expect, lite, chunked)
 
 
 def _printable_head(head: bytes) -> str | None:
@@ -202,7 +204,8 @@ def _parse_text(path: Path, data: bytes, expect: str | None) -> ParsedFile:
     return ParsedFile(path, kind, msg, text)
 
 
-def _parse_binary(path: Path, data: bytes, expect: str | None, lite: bool = True) -> ParsedFile:
+def _parse_binary(path: Path, data: bytes, expect: str | None, lite: bool = True,
+                  chunked: bool = True) -> ParsedFile:
     if not data:
         raise LoadError(UnreadableModel, "file is empty")
     order = [expect] if expect else []
@@ -211,7 +214,7 @@ def _parse_binary(path: Path, data: bytes, expect: str | None, lite: bool = True
     expected_problem = None
     for kind in order:
         try:
-            msg, libraries, graphs, problem = _parse_kind(kind, data, expect, lite)
+            msg, libraries, graphs, problem = _parse_kind(kind, data, expect, lite, chunked)
             if problem is not None and lite:
                 raise _Implausible
         except (*_PARSE_ERRORS, _Implausible) as exc:
@@ -221,7 +224,8 @@ def _parse_binary(path: Path, data: bytes, expect: str | None, lite: bool = True
             # (what the real parse says: a lite one refuses less, names its class, and may
             # take a file the real one refuses before it could look implausible)
             try:
-                msg, libraries, graphs, problem = _parse_kind(kind, data, expect, False)
+                msg, libraries, graphs, problem = _parse_kind(kind, data, expect, False,
+                                                              chunked)
             except _PARSE_ERRORS as real:
                 first_error = first_error or real
                 continue
@@ -240,6 +244,10 @@ def _parse_binary(path: Path, data: bytes, expect: str | None, lite: bool = True
                                  f"MetaGraphDef or SavedModel{start}")
     if sniff.is_binary_of_other_message(data):
         raise LoadError(UnreadableModel, sniff.describe_binary(data), not_a_model=True)
+    if isinstance(first_error, CorruptChunk):
+        # (a chunk's parse names GraphDef and its own first error: the whole file's parse
+        # says what protobuf says of the file)
+        return _parse_binary(path, data, expect, lite, False)
     raise LoadError(UnreadableModel, UnreadableModel.unparsable(first_error))
 
 
@@ -250,13 +258,14 @@ class _Implausible(Exception):
     """A lite parse that does not look like a model of its kind (see ``_parse_binary``)."""
 
 
-def _parse_kind(kind: str, data: bytes, expect: str | None, lite: bool):
-    """``data`` parsed as a ``kind`` message (``lite``: with ``proto_lite``'s classes): (the
+def _parse_kind(kind: str, data: bytes, expect: str | None, lite: bool, chunked: bool = True):
+    """``data`` parsed as a ``kind`` message (``lite``: with ``proto_lite``'s classes; a
+    GraphDef in chunks when ``chunked`` and large enough): (the
     message, the functions read apart or None, the MetaGraphs' GraphDefs read in chunks or
     None, what makes it implausible as that kind or None)."""
     msg = (_LITE if lite else _CLASSES)[kind]()
     libraries = graphs = None
-    large = len(data) >= CHUNKED_MIN_BYTES
+    large = chunked and len(data) >= CHUNKED_MIN_BYTES
     # a SavedModel named as such: its functions are read apart (a TF2 model's library is
     # most of it, and many functions are never called)
     split = _split(data) if kind == expect == SAVEDMODEL else None
