@@ -15,6 +15,7 @@ from placelint.loaders.chunked import ChunkedGraphDef, chunked_graph_def
 from placelint.model.edge_index import graph_edges
 from placelint.proto import GraphDef, MetaGraphDef, NodeDef, SavedModel
 from placelint.proto_lite import GraphDefLite
+from placelint.wire import length_delimited
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -96,16 +97,8 @@ def test_a_graph_of_a_meta_graph_file_in_chunks(tmp_path, small_chunks):
 
 
 def _node_field(node: bytes) -> bytes:
-    return b"\x0a" + _varint(len(node)) + node
-
-
-def _varint(n: int) -> bytes:
-    out = bytearray()
-    while True:
-        out.append((n & 0x7F) | (0x80 if n > 0x7F else 0))
-        n >>= 7
-        if not n:
-            return bytes(out)
+    """A GraphDef's field 1 (a node) holding ``node``'s bytes."""
+    return length_delimited(1, node)
 
 
 def _towers() -> GraphDef:
@@ -115,7 +108,7 @@ def _towers() -> GraphDef:
 def test_other_layouts_are_parsed_whole(small_chunks):
     gd = _towers()
     nodes = b"".join(_node_field(n.SerializeToString()) for n in gd.node)
-    versions = b"\x22" + _varint(gd.versions.ByteSize()) + gd.versions.SerializeToString()
+    versions = length_delimited(4, gd.versions.SerializeToString())
     # the usual layout: nodes first
     assert chunked_graph_def(nodes + versions) is not None
     # versions first; a node after versions; a length written as a padded varint
@@ -169,7 +162,7 @@ def test_a_chunk_protobuf_refuses_is_worded_as_the_whole_files_parse(tmp_path, s
     fields[where] = _node_field(b"\x0a\x02\xff\xfe\x12\x04NoOp")  # a name that is not UTF-8
     data = b"".join(fields)
     if suffix == ".meta":
-        data = b"\x12" + _varint(len(data)) + data     # MetaGraphDef.graph_def
+        data = length_delimited(2, data)     # MetaGraphDef.graph_def
     path = tmp_path / f"bad{suffix}"
     path.write_bytes(data)
     ref = discover([path])[0]
@@ -221,15 +214,15 @@ def test_a_meta_graph_file_reads_its_graph_in_chunks(tmp_path, small_chunks):
 def test_a_meta_graph_laid_out_otherwise_is_parsed_whole(tmp_path, small_chunks):
     meta = MetaGraphDef.FromString((ROOT / "samples/while_loop_v1.meta").read_bytes())
     graph = meta.graph_def.SerializeToString()
-    twice = (b"\x12" + _varint(len(graph) - 10) + graph[:-10]
-             + b"\x12" + _varint(10) + graph[-10:])      # (graph_def written in two fields)
+    twice = (length_delimited(2, graph[:-10])
+             + length_delimited(2, graph[-10:]))      # (graph_def written in two fields)
     assert chunked.chunked_meta_graph(twice) is None
     data = meta.SerializeToString()
     assert chunked.chunked_meta_graph(data) is not None
     path = tmp_path / "model.meta"
-    path.write_bytes(b"\x12" + _varint(len(graph)) + graph)
+    path.write_bytes(length_delimited(2, graph))
     assert read.read_model_file(path, expect=read.METAGRAPH).graphs[0] is not None
-    path.write_bytes(b"\x12" + _varint(0))         # (an empty graph: no nodes to read)
+    path.write_bytes(length_delimited(2, b""))         # (an empty graph: no nodes to read)
     assert read.read_model_file(path, expect=read.METAGRAPH).graphs[0] is not None
 
 
@@ -302,8 +295,6 @@ def test_attr_keys_cut_from_the_file_are_the_keys_the_builder_cuts(source):
 
 def _node_bytes(*fields: tuple[int, bytes]) -> bytes:
     """A NodeDef's bytes with its length-delimited fields in the order given."""
-    from placelint.wire import length_delimited
-
     return b"".join(length_delimited(number, value) for number, value in fields)
 
 
@@ -315,8 +306,7 @@ def test_attr_offsets_read_every_node_as_its_fields_lay_it_out():
     import numpy as np
 
     from placelint.loaders.chunked import attr_offsets
-    from placelint.proto import AttrValue, NodeDef
-    from placelint.wire import length_delimited
+    from placelint.proto import AttrValue
 
     entry = NodeDef(attr={"T": AttrValue(type=1)}).SerializeToString()    # (field 5)
     long_name = b"n" * 256          # (its length written 0x80 0x02)
@@ -328,11 +318,11 @@ def test_attr_offsets_read_every_node_as_its_fields_lay_it_out():
         _node_bytes((1, b"d"), (2, b"Relu")) + entry + _node_bytes((3, b"x")),   # out of order
         _node_bytes((1, b"e"), (2, b"Relu"), (3, b"x"), (4, b"/cpu:0")) + entry,
     ]
-    data = b"".join(length_delimited(1, n) for n in nodes)
+    data = b"".join(map(_node_field, nodes))
     wire = np.frombuffer(data, dtype=np.uint8)
     ends, starts, at = [], [], 0
     for n in nodes:
-        whole = length_delimited(1, n)
+        whole = _node_field(n)
         starts.append(at + len(whole) - len(n))
         at += len(whole)
         ends.append(at)
