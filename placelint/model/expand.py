@@ -9,6 +9,10 @@ consumers; control inputs of the call reach the body through a NoOp
 Body nodes with no device inherit the call's device (TF's multi-device function runtime
 uses the call's device as the default); explicit body devices are kept.
 
+A call marked for XLA or TPU compilation (``tf.function(jit_compile=True)`` writes
+``_XlaMustCompile``) is not expanded: TensorFlow neither inlines nor lowers it, so it runs
+as one op on its device, and XLA compiles its body for that device.
+
 Functional control flow (If/StatelessIf, While/StatelessWhile, Case/StatelessCase) keeps
 its node; each branch/body is added as ``n/<branch>/<node>``, fed from the op's inputs,
 and finishes into the op through control edges, so its ops are analysed (and marked with
@@ -52,6 +56,26 @@ RELEASE_BODY_NODES = 4096
 #: of small functions once each; one called again is parsed again, at a fraction of the
 #: cost of expanding a call of it)
 RELEASE_PARSED_BYTES = 8 * 2**20
+
+
+#: The attrs that mark a node for XLA or TPU compilation, and the kind of value that turns
+#: each on: lower_functional_ops.cc ``MarkedForXlaCompilation`` (``_xla_compile_id``, a
+#: non-empty string; ``_XlaMustCompile``, true) and ``MarkedForTpuCompilation``
+#: (``_tpu_replicate``, a non-empty string). Such a function call is neither lowered nor
+#: inlined (Grappler's function optimizer leaves it too).
+COMPILED_CALL_ATTRS = (("_XlaMustCompile", "b"), ("_xla_compile_id", "s"),
+                       ("_tpu_replicate", "s"))
+
+
+def compiled_call(nd: NodeDef) -> bool:
+    """``nd`` is marked for XLA or TPU compilation (``COMPILED_CALL_ATTRS``)."""
+    attrs = nd.attr
+    for key, kind in COMPILED_CALL_ATTRS:
+        if key in attrs:
+            value = attrs[key]
+            if value.WhichOneof("value") == kind and getattr(value, kind):
+                return True
+    return False
 
 
 class Reexpanded(Exception):
