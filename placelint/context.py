@@ -117,6 +117,19 @@ class Context:
         return ordered(self.graph)[1]
 
     @cached_property
+    def foreign_resources(self):
+        """``list[analyses.xla_resources.ForeignResource]``: the resources an XLA-compiled
+        call of the step reads from another device, which fails the step (PL109; PL201 and
+        PL202 leave the copies of those handles to it)."""
+        from .analyses.xla_resources import foreign_resources
+        return foreign_resources(self.step.graph, self.step_placement.device)
+
+    def copies_for_foreign_resources(self) -> set[tuple[str, int, str]]:
+        """``(tensor's node, output, consumer)`` of each ``foreign_resources`` input: what
+        the step would copy to the compiled call if XLA did not refuse it first."""
+        return {(f.src, f.src_slot, f.call) for f in self.foreign_resources}
+
+    @cached_property
     def shapes(self):
         """``analyses.shape_inference.ShapeInfo``: static shapes propagated through ops."""
         from .analyses.shape_inference import infer_shapes

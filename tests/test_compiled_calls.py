@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from placelint.model.build import build_graph
-from placelint.model.expand import compiled_call
+from placelint.model.expand import compilation_mark
 from placelint.proto import AttrValue, GraphDef
 
 FLOAT = 1
@@ -38,15 +38,16 @@ def _graph(**marks: AttrValue) -> GraphDef:
     return gd
 
 
-@pytest.mark.parametrize("marks", [
-    {"_XlaMustCompile": AttrValue(b=True)},
-    {"_xla_compile_id": AttrValue(s=b"cluster_0")},
-    {"_tpu_replicate": AttrValue(s=b"cluster")},
-    {"_XlaMustCompile": AttrValue(b=False), "_xla_compile_id": AttrValue(s=b"c")},
+@pytest.mark.parametrize("marks, mark", [
+    ({"_XlaMustCompile": AttrValue(b=True)}, "_XlaMustCompile"),
+    ({"_xla_compile_id": AttrValue(s=b"cluster_0")}, "_xla_compile_id"),
+    ({"_tpu_replicate": AttrValue(s=b"cluster")}, "_tpu_replicate"),
+    ({"_XlaMustCompile": AttrValue(b=False), "_xla_compile_id": AttrValue(s=b"c")},
+     "_xla_compile_id"),
 ])
-def test_a_compiled_call_stays_one_node(marks):
+def test_a_compiled_call_stays_one_node(marks, mark):
     gd = _graph(**marks)
-    assert compiled_call(gd.node[1])
+    assert compilation_mark(gd.node[1].attr) == mark
     built = build_graph(gd)
     g = built.graph
     assert list(g.nodes) == ["x", "call", "out"]
@@ -67,7 +68,7 @@ def test_a_compiled_call_stays_one_node(marks):
 ])
 def test_an_unmarked_call_is_expanded(marks):
     gd = _graph(**marks)
-    assert not compiled_call(gd.node[1])
+    assert compilation_mark(gd.node[1].attr) is None
     g = build_graph(gd).graph
     assert "call" not in g.nodes
     assert {"call/relu", "call/neg"} <= set(g.nodes)

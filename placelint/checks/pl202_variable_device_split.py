@@ -127,7 +127,10 @@ class VariableDeviceSplit(Rule):
         by_var: dict[str, list] = {}
         sent = [t for t in ctx.transfers if not t.control]
         read = []
+        foreign = ctx.copies_for_foreign_resources()   # (PL109's: the step fails first)
         for t, consumers in zip(sent, _per_step_consumers(graph, sent)):
+            if foreign:
+                consumers = [c for c in consumers if (t.src, t.src_slot, c) not in foreign]
             if consumers:
                 read.append((t, consumers))
         for item, var in zip(read, variable_sources(graph, [t.src for t, _ in read])):

@@ -26,7 +26,7 @@ from .attr_records import AttrRecords
 from .input_diagnostics import input_diagnostics
 from .devices import DeviceSpec, parse_device
 from .expand import (CALL_ARG_ATTR, CONTROL_FLOW_FUNCS, FunctionExpansion, Reexpanded,
-                     compiled_call)
+                     compilation_mark)
 from .graph import Edge, Graph, Node
 from .ops import PARTITIONED_CALL
 from .nodedef_validation import NodeDefValidator
@@ -154,7 +154,7 @@ class _Builder(TopNodes, FunctionExpansion):
             # (PL005, see ``finish``) an empty call site means the top level: a call or
             # control-flow node without a name is left unexpanded, as an opaque node
             calls = control_flow = False
-        if calls and not compiled_call(nd):
+        if calls and compilation_mark(nd.attr) is None:
             fname = self._called_function(nd)
             if self._expand_call(nd, name, fname, device, function, call_site, loop, resolve, stack):
                 return None

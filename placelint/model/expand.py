@@ -65,17 +65,19 @@ RELEASE_PARSED_BYTES = 8 * 2**20
 #: inlined (Grappler's function optimizer leaves it too).
 COMPILED_CALL_ATTRS = (("_XlaMustCompile", "b"), ("_xla_compile_id", "s"),
                        ("_tpu_replicate", "s"))
+#: ... those of them that mean XLA (not a TPU cluster)
+XLA_MARKS = frozenset({"_XlaMustCompile", "_xla_compile_id"})
 
 
-def compiled_call(nd: NodeDef) -> bool:
-    """``nd`` is marked for XLA or TPU compilation (``COMPILED_CALL_ATTRS``)."""
-    attrs = nd.attr
+def compilation_mark(attrs) -> str | None:
+    """The attr (``COMPILED_CALL_ATTRS``) that marks a node with ``attrs`` (a NodeDef's attr
+    map, or ``Node.attrs``) for compilation, or None."""
     for key, kind in COMPILED_CALL_ATTRS:
         if key in attrs:
             value = attrs[key]
             if value.WhichOneof("value") == kind and getattr(value, kind):
-                return True
-    return False
+                return key
+    return None
 
 
 class Reexpanded(Exception):

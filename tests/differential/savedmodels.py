@@ -6,7 +6,10 @@ For every model and session config (CPU=1..3, strict and soft): TF1 models must 
 exactly when placelint (default: loader semantics) reports no error, and when TF fails,
 placelint must name TF's node or a member of the colocation group TF lists. TF2 models (device
 scopes inside nested tf.functions, loaded into a strict TF1 session as TF Serving does) must run
-without a placelint error, and every node of the served step must be placed as TF placed it.
+without a placelint error, and every node of the served step must be placed as TF placed it;
+a call TF kept whole for XLA (``jit_compile``) must be one node of placelint's step, placed
+as TF placed it, and a step TF fails because such a call reads a variable on another device
+counts as caught when placelint's error quotes TF's words (PL109's detail).
 The models and TF's verdicts are cached in pytest's cache (keyed on savedmodels_tf.py and the
 TF version).
 """
@@ -59,6 +62,8 @@ class LoadComparison:
     agree: int = 0
     mismatches: list[tuple[str, str, str | None]] = field(default_factory=list)
     crash: str | None = None
+    compiled: int = 0                   #: calls TF kept whole for XLA in the served step
+    compiled_agree: int = 0             #: ... one node in placelint's too, placed as TF
 
 
 def compare_load(path: Path, config: str, verdict: dict) -> LoadComparison:
@@ -91,11 +96,21 @@ def compare_load(path: Path, config: str, verdict: dict) -> LoadComparison:
                 c.agree += 1
             else:
                 c.mismatches.append((node, dev, placement[node]))
+        graph = report.context.step.graph if report.context else None
+        for node in verdict.get("compiled", []):
+            c.compiled += 1
+            body = [n for n in (graph.nodes if graph is not None else ()) if n.startswith(node + "/")]
+            if placement.get(node) == verdict["placement"][node] and not body:
+                c.compiled_agree += 1
+            else:
+                c.mismatches.append((node, verdict["placement"][node], placement.get(node)))
     else:
         want = set(verdict["nodes"][:1]) | set(verdict["colocation"])
         c.tf_nodes = sorted(want)
         named = {d.node for d in errors} | {n for d in errors for n in d.related_nodes}
-        c.caught = bool(want & named)
+        quoted = [d.detail.split(" (Cf. ")[0] for d in errors if d.code == "PL109"]
+        c.caught = bool(want & named) or any(
+            part and part in verdict["message"] for q in quoted for part in q.split("; "))
     return c
 
 
@@ -117,6 +132,8 @@ class LoadFigures:
     nodes: int
     nodes_agree: int
     crashes: int
+    compiled: int = 0
+    compiled_agree: int = 0
 
     def failures(self) -> list[str]:
         out = []
@@ -128,6 +145,8 @@ class LoadFigures:
             out.append(f"{self.kind}: nodes {self.nodes_agree}/{self.nodes}")
         if self.crashes:
             out.append(f"{self.kind}: {self.crashes} crashes")
+        if self.compiled_agree != self.compiled:
+            out.append(f"{self.kind}: XLA calls kept whole {self.compiled_agree}/{self.compiled}")
         return out
 
 
@@ -136,7 +155,8 @@ def aggregate(comps: list[LoadComparison], kind: str) -> LoadFigures:
     return LoadFigures(kind, len(cs), sum(c.tf_ok for c in cs), sum(not c.tf_ok for c in cs),
                        sum(1 for c in cs if c.caught), sum(1 for c in cs if c.false_error),
                        sum(c.nodes for c in cs), sum(c.agree for c in cs),
-                       sum(1 for c in cs if c.crash))
+                       sum(1 for c in cs if c.crash), sum(c.compiled for c in cs),
+                       sum(c.compiled_agree for c in cs))
 
 
 def format_report(figs: list[LoadFigures], comps: list[LoadComparison], verbose=False) -> str:
@@ -145,7 +165,9 @@ def format_report(figs: list[LoadFigures], comps: list[LoadComparison], verbose=
         lines.append(f"{f.kind} SavedModels: {f.loads} loads ({f.tf_ok} served by TF, "
                      f"{f.tf_failed} failed); failures caught on TF's node or its group "
                      f"{f.caught}/{f.tf_failed}; false errors {f.false_errors}; served-step "
-                     f"nodes placed as TF {f.nodes_agree}/{f.nodes}; crashes {f.crashes}")
+                     f"nodes placed as TF {f.nodes_agree}/{f.nodes}; crashes {f.crashes}"
+                     + (f"; XLA calls kept whole and placed as TF {f.compiled_agree}/"
+                        f"{f.compiled}" if f.compiled else ""))
     bad = [c for c in comps if c.crash or c.false_error or c.caught is False or c.mismatches]
     for c in bad if verbose else bad[:10]:
         lines.append(f"  {c.model} {c.config}: TF {'ok' if c.tf_ok else c.tf_nodes[:4]}; "

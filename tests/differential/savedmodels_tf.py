@@ -9,7 +9,9 @@ lists), and where the signature's step placed each node (its partition graphs).
 
 TF1 models (``tf1_*``): a variable, a small table, a saver and compute, each optionally pinned to
 ``/GPU:0`` (no GPU here) or ``/CPU:1``. TF2 models (``tf2_*``): ``tf.saved_model.save`` of a
-module whose signature calls nested ``tf.function``s with ``tf.device`` scopes inside.
+module whose signature calls nested ``tf.function``s with ``tf.device`` scopes inside, one of
+them compiled by XLA in the last few (``JIT_SPECS``): the step's nodes with ``_XlaMustCompile``
+are listed too.
 """
 
 from __future__ import annotations
@@ -80,6 +82,13 @@ def tf2_specs(rng: random.Random, n: int) -> list[dict]:
     return specs[:n]
 
 
+#: TF2 models whose ``jit`` function is compiled by XLA (``tf.function(jit_compile=True)``):
+#: its call stays one node of the served step
+JIT_SPECS = [{"jit": "inner"}, {"jit": "nested", "inner": "/CPU:1"},
+             {"jit": "inner", "outer": "/CPU:1"}, {"jit": "inner", "inner": "/CPU:2"},
+             {"jit": "nested", "nested": "/GPU:0"}]
+
+
 def build_tf2(tf, path: str, spec: dict) -> None:
     import contextlib
 
@@ -91,12 +100,12 @@ def build_tf2(tf, path: str, spec: dict) -> None:
             super().__init__()
             self.w = tf.Variable(tf.ones([4]), name="w")
 
-        @tf.function
+        @tf.function(jit_compile=spec.get("jit") == "nested")
         def nested(self, z):
             with dev("nested"):
                 return tf.sqrt(z * z + 1.0)
 
-        @tf.function
+        @tf.function(jit_compile=spec.get("jit") == "inner")
         def inner(self, y):
             with dev("inner"):
                 a = y * self.w
@@ -150,7 +159,9 @@ def judge(tf, path: str, n_cpus: int, soft: bool) -> dict:
             sess.close()
     placement = {nd.name: nd.device for pg in md.partition_graphs for nd in pg.node
                  if nd.op not in ("_Send", "_Recv", "_HostSend", "_HostRecv", "_Arg", "_Retval")}
-    return {"ok": True, "placement": placement}
+    compiled = sorted(nd.name for pg in md.partition_graphs for nd in pg.node
+                      if "_XlaMustCompile" in nd.attr and nd.attr["_XlaMustCompile"].b)
+    return {"ok": True, "placement": placement, "compiled": compiled}
 
 
 def main(out: str) -> int:
@@ -165,7 +176,7 @@ def main(out: str) -> int:
         name = f"tf1_{i:02d}"
         build_tf1(tf, os.path.join(out, name), spec)
         models.append((name, spec))
-    for i, spec in enumerate(tf2_specs(rng, 10)):
+    for i, spec in enumerate(tf2_specs(rng, 10) + JIT_SPECS):
         name = f"tf2_{i:02d}"
         build_tf2(tf, os.path.join(out, name), spec)
         models.append((name, spec))
