@@ -51,7 +51,8 @@ class CrossDeviceCopy(Rule):
         for t in ctx.transfers:
             if t.control:
                 continue
-            if foreign and all((t.src, t.src_slot, c) in foreign for c in t.consumers):
+            if foreign and t.consumers and all((t.src, t.src_slot, c) in foreign
+                                               for c in t.consumers):
                 continue
             if t.bytes is not None and t.bytes < s.copy_info_bytes:
                 continue

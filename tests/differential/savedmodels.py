@@ -96,10 +96,10 @@ def compare_load(path: Path, config: str, verdict: dict) -> LoadComparison:
                 c.agree += 1
             else:
                 c.mismatches.append((node, dev, placement[node]))
-        graph = report.context.step.graph if report.context else None
+        step_nodes = report.context.step.graph.nodes if report.context else {}
         for node in verdict.get("compiled", []):
             c.compiled += 1
-            body = [n for n in (graph.nodes if graph is not None else ()) if n.startswith(node + "/")]
+            body = [n for n in step_nodes if n.startswith(node + "/")]
             if placement.get(node) == verdict["placement"][node] and not body:
                 c.compiled_agree += 1
             else:
