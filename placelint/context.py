@@ -118,10 +118,10 @@ class Context:
 
     @cached_property
     def foreign_resources(self):
-        """``list[analyses.xla_resources.ForeignResource]``: the resources an XLA-compiled
+        """``list[analyses.xla_calls.ForeignResource]``: the resources an XLA-compiled
         call of the step reads from another device, which fails the step (PL109; PL201 and
         PL202 leave the copies of those handles to it)."""
-        from .analyses.xla_resources import foreign_resources
+        from .analyses.xla_calls import foreign_resources
         return foreign_resources(self.step.graph, self.step_placement.device)
 
     def copies_for_foreign_resources(self) -> set[tuple[str, int, str]]:

@@ -73,3 +73,18 @@ def test_an_unmarked_call_is_expanded(marks):
     assert "call" not in g.nodes
     assert {"call/relu", "call/neg"} <= set(g.nodes)
     assert [(e.src, e.src_slot) for e in g["call/relu"].in_edges] == [("call/a", 0)]
+
+
+def test_the_parallelism_report_says_it_leaves_compiled_work_out():
+    from placelint.analyses.parallelism import analyze_parallelism
+
+    def xla_notes(gd):
+        report = analyze_parallelism(build_graph(gd).graph)
+        return [n for n in report.notes if "compiled by XLA" in n]
+
+    assert xla_notes(_graph(_XlaMustCompile=AttrValue(b=True))) == [
+        "1 call(s) of functions compiled by XLA (jit_compile=True): each runs its function as "
+        "one kernel, whose work is not estimated here (the figures leave it out)"]
+    assert xla_notes(_graph()) == []
+    # (a TPU cluster is not XLA's launch: no note)
+    assert xla_notes(_graph(_tpu_replicate=AttrValue(s=b"cluster"))) == []

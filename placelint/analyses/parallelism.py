@@ -57,6 +57,7 @@ from .parallelism_cost import IntraOpRow, estimate_ops
 from .placed import placed_codes
 from .parallelism_scope import exclusive_branches, loop_copies, step_mask
 from .shape_inference import ShapeInfo, infer_shapes
+from .xla_calls import compiled_calls
 from .member_network import Between, Found, MemberNetwork
 from .threads import (INLINE_THRESHOLD_US, PYFUNC_BODY_US, PYFUNC_US, SIMULATE_MAX_NODES,
                       Recommendation, ThreadModel, recommend)
@@ -379,6 +380,11 @@ def analyze_parallelism(graph: Graph, *, shapes: ShapeInfo | None = None, placem
         notes.append(f"{python_ops} Python kernel(s) (PyFunc/EagerPyFunc): their Python body is not "
                      f"in the graph; each is costed at the measured {PYFUNC_US:g} us call overhead plus "
                      f"an assumed {PYFUNC_BODY_US:g} us body")
+    compiled = sum(1 for i in compiled_calls(graph) if in_step[i])
+    if compiled:
+        notes.append(f"{compiled} call(s) of functions compiled by XLA (jit_compile=True): each "
+                     "runs its function as one kernel, whose work is not estimated here (the "
+                     "figures leave it out)")
     assumed_ops = int(np.count_nonzero(expensive & est.assumed))
     if assumed_ops:
         notes.append(f"{assumed_ops} expensive op(s) have unknown dims, costed at batch size {batch} "

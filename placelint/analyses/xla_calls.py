@@ -1,11 +1,12 @@
-"""Resources that a function call compiled by XLA reads from another device.
+"""Function calls compiled by XLA, and the resources they read from another device.
 
 XLA runs a compiled call (``tf.function(jit_compile=True)``) as one kernel on the call's
-device, and its launch refuses a resource handle that lives on another device:
-xla_launch_util.cc ``GetVariableInfosFromInputs`` fails the step with "Trying to access
-resource <name> located in device <where it lives> from device <the call's>" (TF's XLA
-known issue "tf.Variable on a different device"). The placer does not bring them together:
-function calls are exempt from resource-input colocation (colocation_graph.cc
+device (the builder keeps such a call as one node: ``model.expand``). Its launch refuses a
+resource handle that lives on another device: xla_launch_util.cc
+``GetVariableInfosFromInputs`` fails the step with "Trying to access resource <name>
+located in device <where it lives> from device <the call's>" (TF's XLA known issue
+"tf.Variable on a different device"). The placer does not bring them together: function
+calls are exempt from resource-input colocation (colocation_graph.cc
 ``IsExemptFromResourceInputColocation``), so a call can land apart from its variables.
 """
 
@@ -48,20 +49,28 @@ class ForeignResource:
                 f"from device {self.call_device}")
 
 
+def compiled_calls(graph: Graph) -> list[int]:
+    """The positions (in graph order) of ``graph``'s function calls compiled by XLA."""
+    ops = op_index(graph)
+    if not ops.any_of(PARTITIONED_CALL):
+        return []       # (calls that are not compiled were expanded: most graphs have none)
+    nodes = list(graph.nodes.values())
+    return [i for i in np.flatnonzero(ops.mask(PARTITIONED_CALL.__contains__)).tolist()
+            if compilation_mark(nodes[i].attrs) in XLA_MARKS]
+
+
 def foreign_resources(graph: Graph, device: Mapping[str, str | None]) -> list[ForeignResource]:
     """Every resource input of an XLA-compiled call of ``graph`` made on another device than
     the call's, by ``device`` (node -> the full name of its device, None when unplaced),
     in graph order."""
-    ops = op_index(graph)
-    if not ops.any_of(PARTITIONED_CALL):
-        return []       # (calls that are not compiled were expanded: most graphs have none)
+    calls = compiled_calls(graph)
+    if not calls:
+        return []
     nodes = graph.nodes
-    names = list(nodes)
+    listed = list(nodes.values())
     found = []
-    for i in np.flatnonzero(ops.mask(PARTITIONED_CALL.__contains__)).tolist():
-        call = nodes[names[i]]
-        if compilation_mark(call.attrs) not in XLA_MARKS:
-            continue
+    for i in calls:
+        call = listed[i]
         where = device.get(call.name)
         if where is None:
             continue
