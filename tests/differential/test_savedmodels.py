@@ -1,8 +1,8 @@
 """SavedModel loading against TensorFlow (see savedmodels.py): TF1 models with GPU- or
 CPU:1-pinned savers, tables, variables, init ops and compute loaded with
 ``tf.compat.v1.saved_model.loader.load`` in strict and soft sessions of 1-3 CPUs; TF2 models
-with ``tf.device`` scopes inside nested ``tf.function``s served from a strict TF1 session, one
-of them compiled by XLA in some.
+with ``tf.device`` scopes inside nested ``tf.function``s (in five, one function compiled by
+XLA) served from a strict TF1 session.
 ``python -m tests.differential.savedmodels -v`` prints the figures.
 """
 
