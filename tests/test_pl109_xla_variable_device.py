@@ -94,3 +94,19 @@ def test_without_jit_compile_the_read_is_a_copy_not_an_error():
             + "library { " + _reader("read1", 1) + "}")
     codes = {d.code for d in _check(text).diagnostics}
     assert "PL109" not in codes and "PL202" in codes
+
+
+def test_a_resource_that_is_not_a_variable_is_called_a_resource():
+    table = ('node { name: "t" op: "HashTableV2" device: "/device:CPU:0" '
+             'attr { key: "key_dtype" value { type: DT_STRING } } '
+             'attr { key: "value_dtype" value { type: DT_INT64 } } '
+             'attr { key: "shared_name" value { s: "table" } } }\n')
+    size = ('function { signature { name: "size" input_arg { name: "h" type: DT_RESOURCE } '
+            'output_arg { name: "n" type: DT_INT64 } } '
+            'node_def { name: "s" op: "LookupTableSizeV2" input: "h" } '
+            'ret { key: "n" value: "s:size:0" } }\n')
+    call = _call("call", ["t"], "/device:CPU:1", "size").replace("DT_FLOAT", "DT_INT64")
+    r = _check(table + call + "library { " + size + "}")
+    [d] = [d for d in r.diagnostics if d.code == "PL109"]
+    assert "but reads resource 'table' that lives on CPU:0" in d.message
+    assert d.related_nodes == ["t"]

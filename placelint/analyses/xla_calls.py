@@ -21,7 +21,7 @@ from ..dtypes import DT_RESOURCE
 from ..model.expand import XLA_MARKS, compilation_mark
 from ..model.graph import Graph, Node
 from ..model.op_index import op_index
-from ..model.ops import FUNCTION_IO, IDENTITY, PARTITIONED_CALL
+from ..model.ops import FUNCTION_IO, IDENTITY, PARTITIONED_CALL, VARIABLE_CREATORS
 
 #: ops a resource handle passes through unchanged (its first data input): an expanded
 #: call's ``_Arg``/``_Retval``, Identity
@@ -41,6 +41,7 @@ class ForeignResource:
     origin: str         #: the node that made the handle (VarHandleOp...), as far as traced
     name: str           #: the resource's name as TensorFlow prints it
     device: str         #: where the handle lives (its maker's device)
+    variable: bool      #: the handle's maker makes a variable (VarHandleOp)
 
     @property
     def tf_message(self) -> str:
@@ -81,7 +82,8 @@ def foreign_resources(graph: Graph, device: Mapping[str, str | None]) -> list[Fo
             home = device.get(origin.name)
             if home is not None and str(home) != str(where):
                 found.append(ForeignResource(call.name, str(where), e.src, e.src_slot,
-                                             origin.name, _resource_name(origin), str(home)))
+                                             origin.name, _resource_name(origin), str(home),
+                                             origin.op in VARIABLE_CREATORS))
     return found
 
 

@@ -27,10 +27,11 @@ class XlaVariableDevice(Rule):
             node = graph.nodes[call]
             function = node.attrs["f"].func.name if "f" in node.attrs else ""
             names = list(dict.fromkeys(f.name for f in items))
+            kind = "variable" if all(f.variable for f in items) else "resource"
             if len(names) == 1:
-                what, lives = f"variable '{names[0]}'", "lives"
+                what, lives = f"{kind} '{names[0]}'", "lives"
             else:
-                what, lives = f"{len(names)} variables ({list_names(names)})", "live"
+                what, lives = f"{len(names)} {kind}s ({list_names(names)})", "live"
             yield self.diag(
                 f"function '{function}' is compiled by XLA (jit_compile=True) and runs on "
                 f"{display(call_device)}, but reads {what} that {lives} on {display(home)}: "
