@@ -380,7 +380,7 @@ def analyze_parallelism(graph: Graph, *, shapes: ShapeInfo | None = None, placem
         notes.append(f"{python_ops} Python kernel(s) (PyFunc/EagerPyFunc): their Python body is not "
                      f"in the graph; each is costed at the measured {PYFUNC_US:g} us call overhead plus "
                      f"an assumed {PYFUNC_BODY_US:g} us body")
-    compiled = sum(1 for i in compiled_calls(graph) if in_step[i])
+    compiled = sum(1 for i, _ in compiled_calls(graph) if in_step[i])
     if compiled:
         notes.append(f"{compiled} call(s) of functions compiled by XLA (jit_compile=True): each "
                      "runs its function as one kernel, whose work is not estimated here (the "

@@ -50,13 +50,13 @@ class ForeignResource:
                 f"from device {self.call_device}")
 
 
-def compiled_calls(graph: Graph) -> list[int]:
-    """The positions (in graph order) of ``graph``'s function calls compiled by XLA."""
+def compiled_calls(graph: Graph) -> list[tuple[int, Node]]:
+    """``graph``'s function calls compiled by XLA: (position in graph order, node)."""
     ops = op_index(graph)
     if not ops.any_of(PARTITIONED_CALL):
         return []       # (calls that are not compiled were expanded: most graphs have none)
     nodes = list(graph.nodes.values())
-    return [i for i in np.flatnonzero(ops.mask(PARTITIONED_CALL.__contains__)).tolist()
+    return [(i, nodes[i]) for i in np.flatnonzero(ops.mask(PARTITIONED_CALL.__contains__)).tolist()
             if compilation_mark(nodes[i].attrs) in XLA_MARKS]
 
 
@@ -64,14 +64,9 @@ def foreign_resources(graph: Graph, device: Mapping[str, str | None]) -> list[Fo
     """Every resource input of an XLA-compiled call of ``graph`` made on another device than
     the call's, by ``device`` (node -> the full name of its device, None when unplaced),
     in graph order."""
-    calls = compiled_calls(graph)
-    if not calls:
-        return []
     nodes = graph.nodes
-    listed = list(nodes.values())
     found = []
-    for i in calls:
-        call = listed[i]
+    for _, call in compiled_calls(graph):
         where = device.get(call.name)
         if where is None:
             continue
